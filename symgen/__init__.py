@@ -1,0 +1,30 @@
+"""symgen: specialized closed-form C dynamics kernels for multibody systems."""
+
+from .io import load
+from .model import (
+    Body,
+    Frame,
+    Joint,
+    JointType,
+    Model,
+    ModelBuilder,
+    ModelError,
+    Parameter,
+    SymgenError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Body",
+    "Frame",
+    "Joint",
+    "JointType",
+    "Model",
+    "ModelBuilder",
+    "ModelError",
+    "Parameter",
+    "SymgenError",
+    "__version__",
+    "load",
+]

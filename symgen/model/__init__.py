@@ -1,0 +1,24 @@
+"""Model description: bodies, joints, frames, parameters, validation (design.md §1, §3)."""
+
+from .builder import ModelBuilder
+from .elements import Body, Coupling, Frame, Joint, JointType, Limits
+from .errors import ModelError, SourceRef, SymgenError
+from .model import Model
+from .scalars import Parameter
+from .transform import Transform
+
+__all__ = [
+    "Body",
+    "Coupling",
+    "Frame",
+    "Joint",
+    "JointType",
+    "Limits",
+    "Model",
+    "ModelBuilder",
+    "ModelError",
+    "Parameter",
+    "SourceRef",
+    "SymgenError",
+    "Transform",
+]

@@ -1,0 +1,446 @@
+"""Python builder API: declare bodies, joints, frames, parameters; ``build()`` validates.
+
+Example::
+
+    b = ModelBuilder("pendulum", root="world")
+    m = b.parameter("m", 1.0)
+    b.body("link", mass=m, com=(0, 0, -0.5), inertia=(0.1, 0.1, 0.01))
+    b.joint("hinge", "revolute", parent="world", child="link", axis=(0, 1, 0))
+    model = b.build()
+
+Values may be numbers, a parameter returned by :meth:`ModelBuilder.parameter`, a sympy
+expression of such parameters, or the string ``"$name"`` naming a declared parameter.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import sympy
+
+from .elements import Body, Coupling, Frame, Joint, JointType, Limits
+from .errors import ModelError, SourceRef
+from .lumping import lump
+from .model import Model
+from .scalars import (
+    Mat3,
+    Parameter,
+    Scalar,
+    Vec3,
+    evaluate,
+    free_parameter_names,
+    parameter_symbol,
+    sqrt,
+)
+from .transform import Transform, vec3
+from .validation import check_body, check_joint_axes, check_planar
+
+ValueLike = float | int | str | sympy.Expr | Parameter
+PLANES = ("xy",)
+
+
+@dataclass
+class _RawJoint:
+    name: str
+    type: str
+    parent: str
+    child: str
+    placement: Transform
+    axis: Vec3
+    axis2: Vec3
+    pitch: Scalar
+    limits: Limits | None
+    child_placement: Transform
+    source: SourceRef | None
+
+
+class ModelBuilder:
+    """Collects a model description; :meth:`build` validates it and returns a :class:`Model`."""
+
+    def __init__(
+        self,
+        name: str,
+        root: str = "world",
+        gravity: Sequence[ValueLike] = (0.0, 0.0, -9.81),
+        plane: str | None = None,
+        source: SourceRef | None = None,
+    ) -> None:
+        self.name = name
+        self.root = root
+        self.source = source
+        self.plane = plane
+        self._parameters: dict[str, Parameter] = {}
+        self._bodies: list[Body] = []
+        self._joints: list[_RawJoint] = []
+        self._loop_joints: list[_RawJoint] = []
+        self._frames: list[Frame] = []
+        self._couplings: list[Coupling] = []
+        self._gravity_raw = gravity
+        self._root_source: SourceRef | None = None
+
+    # ------------------------------------------------------------------ declarations
+    def parameter(
+        self, name: str, default: float, description: str = "", source: SourceRef | None = None
+    ) -> sympy.Symbol:
+        """Declare a runtime parameter; returns the symbol to use in values."""
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ModelError(f"parameter name {name!r} is not a valid identifier", source)
+        if name in self._parameters:
+            raise ModelError(f"duplicate parameter name {name!r}", source)
+        try:
+            value = float(default)
+        except (TypeError, ValueError):
+            raise ModelError(f"parameter {name!r}: default {default!r} is not a number", source) from None
+        self._parameters[name] = Parameter(name, value, description)
+        return parameter_symbol(name)
+
+    def body(
+        self,
+        name: str,
+        mass: ValueLike = 0.0,
+        com: Sequence[ValueLike] = (0.0, 0.0, 0.0),
+        inertia: Sequence = (0.0, 0.0, 0.0),
+        source: SourceRef | None = None,
+    ) -> None:
+        """Declare a body. ``inertia`` is about the centre of mass, in body axes: a 3x3 matrix,
+        ``(ixx, iyy, izz)`` or ``(ixx, iyy, izz, ixy, ixz, iyz)``."""
+        where = f"body {name!r}"
+        self._bodies.append(
+            Body(
+                name,
+                self._scalar(mass, where, source),
+                self._vec(com, where, source),
+                self._inertia(inertia, where, source),
+                source,
+            )
+        )
+
+    def joint(
+        self,
+        name: str,
+        type: str,
+        parent: str,
+        child: str,
+        xyz: Sequence[ValueLike] = (0.0, 0.0, 0.0),
+        rpy: Sequence[ValueLike] = (0.0, 0.0, 0.0),
+        axis: Sequence[ValueLike] = (0.0, 0.0, 1.0),
+        axis2: Sequence[ValueLike] = (0.0, 1.0, 0.0),
+        pitch: ValueLike = 0.0,
+        limits: Limits | None = None,
+        placement: Transform | None = None,
+        source: SourceRef | None = None,
+    ) -> None:
+        """Declare a tree joint. Its frame sits at ``xyz``/``rpy`` (URDF convention) in the
+        parent body frame, or at ``placement``; the child's body frame is the joint frame."""
+        self._joints.append(
+            self._raw_joint(name, type, parent, child, xyz, rpy, axis, axis2, pitch, limits,
+                            placement, None, source)
+        )
+
+    def loop_joint(
+        self,
+        name: str,
+        type: str,
+        parent: str,
+        child: str,
+        xyz: Sequence[ValueLike] = (0.0, 0.0, 0.0),
+        rpy: Sequence[ValueLike] = (0.0, 0.0, 0.0),
+        child_xyz: Sequence[ValueLike] = (0.0, 0.0, 0.0),
+        child_rpy: Sequence[ValueLike] = (0.0, 0.0, 0.0),
+        axis: Sequence[ValueLike] = (0.0, 0.0, 1.0),
+        axis2: Sequence[ValueLike] = (0.0, 1.0, 0.0),
+        pitch: ValueLike = 0.0,
+        source: SourceRef | None = None,
+    ) -> None:
+        """Declare a joint that closes a kinematic loop. Its frame is at ``xyz``/``rpy`` in the
+        parent body frame and at ``child_xyz``/``child_rpy`` in the child body frame."""
+        where = f"loop joint {name!r}"
+        child_pose = Transform.from_xyz_rpy(
+            self._vec(child_xyz, where, source), self._vec(child_rpy, where, source)
+        )
+        self._loop_joints.append(
+            self._raw_joint(name, type, parent, child, xyz, rpy, axis, axis2, pitch, None,
+                            None, child_pose, source)
+        )
+
+    def frame(
+        self,
+        name: str,
+        body: str,
+        xyz: Sequence[ValueLike] = (0.0, 0.0, 0.0),
+        rpy: Sequence[ValueLike] = (0.0, 0.0, 0.0),
+        source: SourceRef | None = None,
+    ) -> None:
+        """Declare a named frame fixed on ``body`` at ``xyz``/``rpy`` in the body frame."""
+        where = f"frame {name!r}"
+        pose = Transform.from_xyz_rpy(self._vec(xyz, where, source), self._vec(rpy, where, source))
+        self._frames.append(Frame(name, body, pose, source))
+
+    def coupling(
+        self,
+        joint: str,
+        master: str,
+        ratio: ValueLike = 1.0,
+        offset: ValueLike = 0.0,
+        source: SourceRef | None = None,
+    ) -> None:
+        """Declare a gear / mimic coupling ``q[joint] = ratio * q[master] + offset``."""
+        where = f"coupling of joint {joint!r}"
+        self._couplings.append(
+            Coupling(joint, master, self._scalar(ratio, where, source),
+                     self._scalar(offset, where, source), source)
+        )
+
+    def set_root_source(self, source: SourceRef | None) -> None:
+        self._root_source = source
+
+    # ------------------------------------------------------------------ values
+    def _scalar(self, x: object, where: str, source: SourceRef | None) -> Scalar:
+        if isinstance(x, Parameter):
+            x = x.symbol
+        if isinstance(x, str):
+            ref = x.strip()
+            name = ref[1:] if ref.startswith("$") else None
+            if name is None:
+                try:
+                    return float(ref)
+                except ValueError:
+                    raise ModelError(
+                        f"{where}: {x!r} is neither a number nor a parameter reference ($name)",
+                        source,
+                    ) from None
+            if name not in self._parameters:
+                raise ModelError(f"{where}: unknown parameter {name!r}", source)
+            return parameter_symbol(name)
+        if isinstance(x, sympy.Basic):
+            unknown = sorted(free_parameter_names(x) - set(self._parameters))
+            if unknown:
+                raise ModelError(f"{where}: unknown parameter {unknown[0]!r}", source)
+            return float(x) if x.is_number else x
+        if isinstance(x, bool) or not isinstance(x, int | float):
+            raise ModelError(f"{where}: {x!r} is not a number", source)
+        if not math.isfinite(float(x)):
+            raise ModelError(f"{where}: {x!r} is not a finite number", source)
+        return float(x)
+
+    def _vec(self, v: Sequence, where: str, source: SourceRef | None, n: int = 3) -> Vec3:
+        if isinstance(v, str) or not isinstance(v, Sequence) or len(v) != n:
+            raise ModelError(f"{where}: expected a list of {n} numbers, got {v!r}", source)
+        return vec3([self._scalar(x, where, source) for x in v])
+
+    def _inertia(self, inertia: Sequence, where: str, source: SourceRef | None) -> Mat3:
+        if isinstance(inertia, Sequence) and len(inertia) == 3 and all(
+            isinstance(r, Sequence) and not isinstance(r, str) for r in inertia
+        ):
+            rows = [self._vec(r, where, source) for r in inertia]
+            return (rows[0], rows[1], rows[2])
+        if isinstance(inertia, Sequence) and not isinstance(inertia, str) and len(inertia) in (3, 6):
+            vals = [self._scalar(x, where, source) for x in inertia]
+            ixx, iyy, izz = vals[:3]
+            ixy, ixz, iyz = vals[3:] if len(vals) == 6 else (0.0, 0.0, 0.0)
+            return ((ixx, ixy, ixz), (ixy, iyy, iyz), (ixz, iyz, izz))
+        raise ModelError(
+            f"{where}: inertia must be a 3x3 matrix, [ixx, iyy, izz] or "
+            f"[ixx, iyy, izz, ixy, ixz, iyz], got {inertia!r}",
+            source,
+        )
+
+    def _raw_joint(self, name, type, parent, child, xyz, rpy, axis, axis2, pitch, limits,
+                   placement, child_placement, source) -> _RawJoint:
+        where = f"joint {name!r}"
+        if placement is None:
+            placement = Transform.from_xyz_rpy(
+                self._vec(xyz, where, source), self._vec(rpy, where, source)
+            )
+        return _RawJoint(
+            name, str(type), parent, child, placement,
+            self._vec(axis, where, source), self._vec(axis2, where, source),
+            self._scalar(pitch, where, source), limits,
+            child_placement or Transform(), source,
+        )
+
+    # ------------------------------------------------------------------ build
+    def build(self) -> Model:
+        """Validate the description, merge fixed joints and number bodies base to tip."""
+        values = {p.name: p.default for p in self._parameters.values()}
+        gravity = self._vec(self._gravity_raw, "gravity", self.source)
+        if self.plane is not None and self.plane not in PLANES:
+            raise ModelError(f"model {self.name!r}: unknown plane {self.plane!r} (use 'xy')",
+                             self.source)
+        self._check_names()
+        tree = [self._typed(j, loop=False) for j in self._joints]
+        loops = [self._typed(j, loop=True) for j in self._loop_joints]
+        bodies = {b.name: b for b in self._bodies}
+        self._check_references(tree + loops, bodies)
+        for body in self._bodies:
+            check_body(body, values)
+        for joint in tree + loops:
+            check_joint_axes(joint, values)
+            if self.plane is not None:
+                check_planar(joint, values)
+        order = self._tree_order(tree, bodies)
+        tree = [_normalized(j) for j in tree]
+        loops = [_normalized(j) for j in loops]
+        model = _merge_fixed(self, order, tree, loops, bodies, gravity)
+        self._check_couplings(model, tree)
+        _check_moving_leaves(model, values)
+        return model
+
+    def _check_names(self) -> None:
+        seen: dict[str, str] = {self.root: "body"}
+        for kind, items in (("body", self._bodies), ("frame", self._frames)):
+            for item in items:
+                if item.name in seen:
+                    raise ModelError(
+                        f"duplicate name {item.name!r}: {kind} has the same name as a "
+                        f"{seen[item.name]}", item.source
+                    )
+                seen[item.name] = kind
+        joint_names: set[str] = set()
+        for j in self._joints + self._loop_joints:
+            if j.name in joint_names:
+                raise ModelError(f"duplicate joint name {j.name!r}", j.source)
+            joint_names.add(j.name)
+
+    def _typed(self, raw: _RawJoint, loop: bool) -> Joint:
+        kind = "loop joint" if loop else "joint"
+        jtype = JointType.parse(raw.type)
+        if jtype is None:
+            known = ", ".join(t.value for t in JointType)
+            raise ModelError(
+                f"{kind} {raw.name!r}: unknown joint type {raw.type!r} (known: {known})", raw.source
+            )
+        return Joint(raw.name, jtype, raw.parent, raw.child, raw.placement, raw.axis, raw.axis2,
+                     raw.pitch, raw.limits, raw.child_placement, raw.source)
+
+    def _check_references(self, joints: list[Joint], bodies: dict[str, Body]) -> None:
+        known = set(bodies) | {self.root}
+        for j in joints:
+            for role, name in (("parent", j.parent), ("child", j.child)):
+                if name not in known:
+                    raise ModelError(f"joint {j.name!r}: {role} body {name!r} does not exist",
+                                     j.source)
+            if j.parent == j.child:
+                raise ModelError(f"joint {j.name!r}: connects body {j.parent!r} to itself",
+                                 j.source)
+        for f in self._frames:
+            if f.body not in known:
+                raise ModelError(f"frame {f.name!r}: body {f.body!r} does not exist", f.source)
+
+    def _tree_order(self, tree: list[Joint], bodies: dict[str, Body]) -> list[Joint]:
+        """Joints in depth-first order from the root; cycles and orphans are errors."""
+        parent_joint: dict[str, Joint] = {}
+        for j in tree:
+            if j.child == self.root:
+                raise ModelError(
+                    f"joint {j.name!r}: makes the root {self.root!r} a child, closing a cycle "
+                    f"(declare it as a loop joint)", j.source)
+            if j.child in parent_joint:
+                raise ModelError(
+                    f"joint {j.name!r}: body {j.child!r} already has parent joint "
+                    f"{parent_joint[j.child].name!r}; this closes a cycle that is not declared "
+                    f"as a loop joint", j.source)
+            parent_joint[j.child] = j
+        children: dict[str, list[Joint]] = {}
+        for j in tree:
+            children.setdefault(j.parent, []).append(j)
+        order: list[Joint] = []
+        stack = list(reversed(children.get(self.root, [])))
+        while stack:
+            j = stack.pop()
+            order.append(j)
+            stack.extend(reversed(children.get(j.child, [])))
+        reached = {self.root} | {j.child for j in order}
+        for j in tree:
+            if j.child not in reached:
+                raise ModelError(
+                    f"joint {j.name!r}: belongs to a cycle that is not declared as a loop joint "
+                    f"(body {j.child!r} cannot be reached from the root {self.root!r})", j.source)
+        for b in self._bodies:
+            if b.name not in reached:
+                raise ModelError(
+                    f"body {b.name!r}: unreachable from the root {self.root!r} "
+                    f"(no joint connects it to the tree)", b.source)
+        return order
+
+    def _check_couplings(self, model: Model, tree: list[Joint]) -> None:
+        by_name = {j.name: j for j in tree}
+        for c in self._couplings:
+            for role, name in (("joint", c.joint), ("master joint", c.master)):
+                if name not in by_name:
+                    raise ModelError(f"coupling of {c.joint!r}: {role} {name!r} does not exist",
+                                     c.source)
+                if by_name[name].type is JointType.FIXED or by_name[name].nv != 1:
+                    raise ModelError(
+                        f"coupling of {c.joint!r}: {role} {name!r} is not a 1-DOF joint", c.source)
+
+
+def _normalized(j: Joint) -> Joint:
+    """Axes scaled to unit length."""
+    def unit(a: Vec3) -> Vec3:
+        n = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
+        return vec3([x / n for x in a])
+    if not j.type.uses_axis:
+        return j
+    return replace(j, axis=unit(j.axis), axis2=unit(j.axis2))
+
+
+def _merge_fixed(b: ModelBuilder, order: list[Joint], tree: list[Joint], loops: list[Joint],
+                 bodies: dict[str, Body], gravity: Vec3) -> Model:
+    """Merge every body attached by a fixed joint into its nearest moving ancestor (or the
+    root), keeping it as a named frame; re-attach frames, joints and loop joints."""
+    by_name = {j.name: j for j in tree}
+    order = [by_name[j.name] for j in order]
+    owner: dict[str, tuple[str, Transform]] = {b.root: (b.root, Transform())}
+    moving: list[Joint] = []
+    extra_frames: list[Frame] = []
+    for j in order:  # parents come before children, so owner[j.parent] is known
+        host, to_host = owner[j.parent]
+        if j.type is JointType.FIXED:
+            pose = to_host.compose(j.placement)
+            owner[j.child] = (host, pose)
+            extra_frames.append(Frame(j.child, host, pose, bodies[j.child].source))
+        else:
+            owner[j.child] = (j.child, Transform())
+            moving.append(replace(j, parent=host, placement=to_host.compose(j.placement)))
+    merged_bodies = []
+    for j in moving:
+        parts = [(bodies[name], pose) for name, (host, pose) in owner.items()
+                 if host == j.child and name in bodies]
+        body = bodies[j.child]
+        if len(parts) > 1:
+            mass, com, inertia = lump(body.name, parts)
+            body = Body(body.name, mass, com, inertia, body.source)
+        merged_bodies.append(body)
+    frames = extra_frames + [
+        replace(f, body=owner[f.body][0], placement=owner[f.body][1].compose(f.placement))
+        for f in b._frames
+    ]
+    new_loops = []
+    for j in loops:
+        ph, pp = owner[j.parent]
+        ch, cp = owner[j.child]
+        new_loops.append(replace(j, parent=ph, child=ch, placement=pp.compose(j.placement),
+                                 child_placement=cp.compose(j.child_placement)))
+    index = {j.child: i for i, j in enumerate(moving)}
+    parents = tuple(index.get(j.parent, -1) for j in moving)
+    return Model(
+        name=b.name, root=b.root, bodies=tuple(merged_bodies), joints=tuple(moving),
+        parents=parents, frames=tuple(frames), loop_joints=tuple(new_loops),
+        couplings=tuple(b._couplings), parameters=tuple(b._parameters.values()),
+        gravity=gravity, plane=b.plane, source=b.source,
+    )
+
+
+def _check_moving_leaves(model: Model, values: dict[str, float]) -> None:
+    """A moving body with no children and no loop joint must have mass, else M is singular."""
+    in_loops = {j.parent for j in model.loop_joints} | {j.child for j in model.loop_joints}
+    for i, body in enumerate(model.bodies):
+        if model.children(i) or body.name in in_loops:
+            continue
+        if evaluate(body.mass, values) == 0.0:
+            raise ModelError(
+                f"body {body.name!r}: zero mass on a leaf body moved by joint "
+                f"{model.joints[i].name!r} (its mass matrix would be singular)", body.source)

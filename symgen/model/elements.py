@@ -1,0 +1,161 @@
+"""The elements of a model: bodies, joints, frames, couplings and joint limits.
+
+Conventions (docs/conventions.md): a body's frame sits at its inboard joint; a joint's
+``placement`` is the pose of the joint frame in the parent body frame at q = 0, and the child
+body frame coincides with the joint frame at q = 0; axes are expressed in the joint frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from .errors import SourceRef
+from .scalars import Mat3, Scalar, Vec3
+from .transform import IDENTITY3, ZERO3, Transform  # noqa: F401
+
+
+class JointType(str, Enum):
+    """Joint types; the q/v layout of each is documented in docs/conventions.md."""
+
+    REVOLUTE = "revolute"
+    CONTINUOUS = "continuous"
+    PRISMATIC = "prismatic"
+    HELICAL = "helical"
+    CYLINDRICAL = "cylindrical"
+    UNIVERSAL = "universal"
+    PLANAR = "planar"
+    SPHERICAL = "spherical"
+    FREE = "free"
+    FIXED = "fixed"
+
+    @property
+    def nq(self) -> int:
+        return _DIMENSIONS[self][0]
+
+    @property
+    def nv(self) -> int:
+        return _DIMENSIONS[self][1]
+
+    @property
+    def uses_axis(self) -> bool:
+        return self not in (JointType.SPHERICAL, JointType.FREE, JointType.FIXED)
+
+    @property
+    def coordinate_names(self) -> tuple[str, ...]:
+        """Suffixes naming each entry of this joint's slice of q."""
+        return _COORDINATE_NAMES[self]
+
+    @classmethod
+    def parse(cls, name: str) -> JointType | None:
+        """The joint type called ``name`` (case-insensitive), or None when there is none."""
+        try:
+            return cls(name.strip().lower())
+        except ValueError:
+            return None
+
+
+_DIMENSIONS = {
+    JointType.REVOLUTE: (1, 1),
+    JointType.CONTINUOUS: (1, 1),
+    JointType.PRISMATIC: (1, 1),
+    JointType.HELICAL: (1, 1),
+    JointType.CYLINDRICAL: (2, 2),
+    JointType.UNIVERSAL: (2, 2),
+    JointType.PLANAR: (3, 3),
+    JointType.SPHERICAL: (4, 3),
+    JointType.FREE: (7, 6),
+    JointType.FIXED: (0, 0),
+}
+
+_COORDINATE_NAMES = {
+    JointType.REVOLUTE: ("",),
+    JointType.CONTINUOUS: ("",),
+    JointType.PRISMATIC: ("",),
+    JointType.HELICAL: ("",),
+    JointType.CYLINDRICAL: ("d", "theta"),
+    JointType.UNIVERSAL: ("q1", "q2"),
+    JointType.PLANAR: ("x", "y", "theta"),
+    JointType.SPHERICAL: ("qx", "qy", "qz", "qw"),
+    JointType.FREE: ("x", "y", "z", "qx", "qy", "qz", "qw"),
+    JointType.FIXED: (),
+}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Joint limits, kept as data (the dynamics kernels do not enforce them)."""
+
+    lower: Scalar | None = None
+    upper: Scalar | None = None
+    velocity: Scalar | None = None
+    effort: Scalar | None = None
+
+
+@dataclass(frozen=True)
+class Body:
+    """A rigid body: mass, centre of mass (body frame) and rotational inertia about the
+    centre of mass in body-frame axes (symmetric 3x3)."""
+
+    name: str
+    mass: Scalar = 0.0
+    com: Vec3 = ZERO3
+    inertia: Mat3 = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+    source: SourceRef | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Joint:
+    """A joint moving ``child`` relative to ``parent``.
+
+    ``axis`` is the motion axis (revolute, continuous, prismatic, helical, cylindrical), the
+    first axis of a universal joint, or the plane normal of a planar joint; ``axis2`` is the
+    second axis of a universal joint (in the frame after the first rotation); ``pitch`` is the
+    helical lead in metres per radian. ``child_placement`` is used by loop joints only: the
+    pose of the joint frame in the child body frame (a tree joint's child frame *is* its joint
+    frame).
+    """
+
+    name: str
+    type: JointType
+    parent: str
+    child: str
+    placement: Transform = Transform()
+    axis: Vec3 = (0.0, 0.0, 1.0)
+    axis2: Vec3 = (0.0, 1.0, 0.0)
+    pitch: Scalar = 0.0
+    limits: Limits | None = None
+    child_placement: Transform = Transform()
+    source: SourceRef | None = field(default=None, compare=False)
+
+    @property
+    def nq(self) -> int:
+        return self.type.nq
+
+    @property
+    def nv(self) -> int:
+        return self.type.nv
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A named frame fixed on a body (end effector, sensor, merged link)."""
+
+    name: str
+    body: str
+    placement: Transform = Transform()
+    source: SourceRef | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Coupling:
+    """A gear or mimic coupling ``q[joint] = ratio * q[master] + offset`` (kept as data)."""
+
+    joint: str
+    master: str
+    ratio: Scalar = 1.0
+    offset: Scalar = 0.0
+    source: SourceRef | None = field(default=None, compare=False)
+
+
+__all__ = ["Body", "Coupling", "Frame", "IDENTITY3", "Joint", "JointType", "Limits"]

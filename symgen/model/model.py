@@ -1,0 +1,157 @@
+"""The validated, tree-ordered multibody model every later stage consumes."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import sympy
+
+from .elements import Body, Coupling, Frame, Joint
+from .errors import ModelError, SourceRef
+from .scalars import Parameter, Vec3, evaluate, free_parameter_names, is_symbolic
+
+
+@dataclass(frozen=True)
+class Model:
+    """A multibody model after validation and fixed-joint merging.
+
+    ``bodies[i]`` is the moving body driven by ``joints[i]``; bodies are numbered base to tip
+    (``parents[i] < i``, ``-1`` for the root). The root body (``root``) is fixed in the world
+    and carries no dynamics. Build one with :class:`symgen.model.ModelBuilder` or a reader
+    (:func:`symgen.load`); do not construct it directly.
+    """
+
+    name: str
+    root: str
+    bodies: tuple[Body, ...]
+    joints: tuple[Joint, ...]
+    parents: tuple[int, ...]
+    frames: tuple[Frame, ...] = ()
+    loop_joints: tuple[Joint, ...] = ()
+    couplings: tuple[Coupling, ...] = ()
+    parameters: tuple[Parameter, ...] = ()
+    gravity: Vec3 = (0.0, 0.0, -9.81)
+    plane: str | None = None
+    source: SourceRef | None = field(default=None, compare=False)
+
+    # ----------------------------------------------------------------- dimensions
+    @property
+    def nq(self) -> int:
+        """Length of the configuration vector q."""
+        return sum(j.nq for j in self.joints)
+
+    @property
+    def nv(self) -> int:
+        """Length of the velocity vector v (and of a, tau)."""
+        return sum(j.nv for j in self.joints)
+
+    @property
+    def nbodies(self) -> int:
+        """Number of moving bodies (the root is not counted)."""
+        return len(self.bodies)
+
+    @property
+    def joint_names(self) -> list[str]:
+        """Movable joints, in the order their coordinates appear in q and v."""
+        return [j.name for j in self.joints]
+
+    @property
+    def body_names(self) -> list[str]:
+        return [b.name for b in self.bodies]
+
+    @property
+    def frame_names(self) -> list[str]:
+        return [f.name for f in self.frames]
+
+    @cached_property
+    def q_slices(self) -> dict[str, slice]:
+        """Slice of q belonging to each joint."""
+        return _slices(self.joints, "nq")
+
+    @cached_property
+    def v_slices(self) -> dict[str, slice]:
+        """Slice of v (and of a, tau) belonging to each joint."""
+        return _slices(self.joints, "nv")
+
+    def children(self, i: int) -> list[int]:
+        return [k for k, p in enumerate(self.parents) if p == i]
+
+    def body_index(self, name: str) -> int:
+        for i, b in enumerate(self.bodies):
+            if b.name == name:
+                return i
+        if name == self.root:
+            return -1
+        raise KeyError(f"model {self.name!r} has no body {name!r}")
+
+    def frame(self, name: str) -> Frame:
+        for f in self.frames:
+            if f.name == name:
+                return f
+        raise KeyError(f"model {self.name!r} has no frame {name!r}")
+
+    # ----------------------------------------------------------------- parameters
+    @property
+    def parameter_names(self) -> list[str]:
+        return [p.name for p in self.parameters]
+
+    @property
+    def is_numeric(self) -> bool:
+        """True when no value depends on a runtime parameter."""
+        return not self.parameters
+
+    def parameter_values(self, overrides: Mapping[str, float] | None = None) -> dict[str, float]:
+        """Defaults of every parameter, updated with ``overrides`` (unknown names rejected)."""
+        values = {p.name: float(p.default) for p in self.parameters}
+        for key, value in (overrides or {}).items():
+            if key not in values:
+                known = ", ".join(values) or "none"
+                raise ModelError(f"unknown parameter {key!r} (model parameters: {known})")
+            values[key] = float(value)
+        return values
+
+    def resolve(self, overrides: Mapping[str, float] | None = None) -> Model:
+        """A numeric copy with every parameter replaced by its value (default or override)."""
+        if not self.parameters and not overrides:
+            return self
+        values = self.parameter_values(overrides)
+        resolved = _map_scalars(self, lambda x: evaluate(x, values))
+        return dataclasses.replace(resolved, parameters=())
+
+    def used_parameters(self) -> set[str]:
+        """Names of parameters that some value of the model depends on."""
+        found: set[str] = set()
+        _map_scalars(self, lambda x: found.update(free_parameter_names(x)) or x)
+        return found
+
+
+def _slices(joints: tuple[Joint, ...], attr: str) -> dict[str, slice]:
+    out, start = {}, 0
+    for j in joints:
+        n = getattr(j, attr)
+        out[j.name] = slice(start, start + n)
+        start += n
+    return out
+
+
+def _map_scalars(obj, fn):
+    """Apply ``fn`` to every float / sympy value inside dataclasses and tuples."""
+    if isinstance(obj, bool) or obj is None or isinstance(obj, str | SourceRef):
+        return obj
+    if isinstance(obj, float | int) or isinstance(obj, sympy.Basic):
+        return fn(obj if is_symbolic(obj) else float(obj))
+    if isinstance(obj, tuple):
+        return tuple(_map_scalars(x, fn) for x in obj)
+    if isinstance(obj, Parameter):
+        return obj
+    if dataclasses.is_dataclass(obj):
+        changes = {
+            f.name: _map_scalars(getattr(obj, f.name), fn)
+            for f in dataclasses.fields(obj)
+            if f.name != "source"
+        }
+        return dataclasses.replace(obj, **changes)
+    return obj
