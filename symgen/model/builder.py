@@ -9,7 +9,8 @@ Example::
     model = b.build()
 
 Values may be numbers, a parameter returned by :meth:`ModelBuilder.parameter`, a sympy
-expression of such parameters, or the string ``"$name"`` naming a declared parameter.
+expression of such parameters, or the string ``"$name"`` (or ``"-$name"``) naming a declared
+parameter.
 """
 
 from __future__ import annotations
@@ -35,7 +36,13 @@ from .scalars import (
     sqrt,
 )
 from .transform import Transform, vec3
-from .validation import check_body, check_joint_axes, check_planar
+from .validation import (
+    check_body,
+    check_joint_axes,
+    check_limits,
+    check_model_bodies,
+    check_planar,
+)
 
 ValueLike = float | int | str | sympy.Expr | Parameter
 PLANES = ("xy",)
@@ -78,7 +85,6 @@ class ModelBuilder:
         self._frames: list[Frame] = []
         self._couplings: list[Coupling] = []
         self._gravity_raw = gravity
-        self._root_source: SourceRef | None = None
 
     # ------------------------------------------------------------------ declarations
     def parameter(
@@ -92,7 +98,9 @@ class ModelBuilder:
         try:
             value = float(default)
         except (TypeError, ValueError):
-            raise ModelError(f"parameter {name!r}: default {default!r} is not a number", source) from None
+            raise ModelError(
+                f"parameter {name!r}: default {default!r} is not a number", source
+            ) from None
         self._parameters[name] = Parameter(name, value, description)
         return parameter_symbol(name)
 
@@ -135,8 +143,21 @@ class ModelBuilder:
         """Declare a tree joint. Its frame sits at ``xyz``/``rpy`` (URDF convention) in the
         parent body frame, or at ``placement``; the child's body frame is the joint frame."""
         self._joints.append(
-            self._raw_joint(name, type, parent, child, xyz, rpy, axis, axis2, pitch, limits,
-                            placement, None, source)
+            self._raw_joint(
+                name,
+                type,
+                parent,
+                child,
+                xyz,
+                rpy,
+                axis,
+                axis2,
+                pitch,
+                limits,
+                placement,
+                None,
+                source,
+            )
         )
 
     def loop_joint(
@@ -161,8 +182,21 @@ class ModelBuilder:
             self._vec(child_xyz, where, source), self._vec(child_rpy, where, source)
         )
         self._loop_joints.append(
-            self._raw_joint(name, type, parent, child, xyz, rpy, axis, axis2, pitch, None,
-                            None, child_pose, source)
+            self._raw_joint(
+                name,
+                type,
+                parent,
+                child,
+                xyz,
+                rpy,
+                axis,
+                axis2,
+                pitch,
+                None,
+                None,
+                child_pose,
+                source,
+            )
         )
 
     def frame(
@@ -189,12 +223,14 @@ class ModelBuilder:
         """Declare a gear / mimic coupling ``q[joint] = ratio * q[master] + offset``."""
         where = f"coupling of joint {joint!r}"
         self._couplings.append(
-            Coupling(joint, master, self._scalar(ratio, where, source),
-                     self._scalar(offset, where, source), source)
+            Coupling(
+                joint,
+                master,
+                self._scalar(ratio, where, source),
+                self._scalar(offset, where, source),
+                source,
+            )
         )
-
-    def set_root_source(self, source: SourceRef | None) -> None:
-        self._root_source = source
 
     # ------------------------------------------------------------------ values
     def _scalar(self, x: object, where: str, source: SourceRef | None) -> Scalar:
@@ -202,6 +238,8 @@ class ModelBuilder:
             x = x.symbol
         if isinstance(x, str):
             ref = x.strip()
+            sign = -1.0 if ref.startswith("-$") else 1.0
+            ref = ref[1:] if sign < 0 else ref
             name = ref[1:] if ref.startswith("$") else None
             if name is None:
                 try:
@@ -213,7 +251,7 @@ class ModelBuilder:
                     ) from None
             if name not in self._parameters:
                 raise ModelError(f"{where}: unknown parameter {name!r}", source)
-            return parameter_symbol(name)
+            return sign * parameter_symbol(name)
         if isinstance(x, sympy.Basic):
             unknown = sorted(free_parameter_names(x) - set(self._parameters))
             if unknown:
@@ -231,12 +269,18 @@ class ModelBuilder:
         return vec3([self._scalar(x, where, source) for x in v])
 
     def _inertia(self, inertia: Sequence, where: str, source: SourceRef | None) -> Mat3:
-        if isinstance(inertia, Sequence) and len(inertia) == 3 and all(
-            isinstance(r, Sequence) and not isinstance(r, str) for r in inertia
+        if (
+            isinstance(inertia, Sequence)
+            and len(inertia) == 3
+            and all(isinstance(r, Sequence) and not isinstance(r, str) for r in inertia)
         ):
             rows = [self._vec(r, where, source) for r in inertia]
             return (rows[0], rows[1], rows[2])
-        if isinstance(inertia, Sequence) and not isinstance(inertia, str) and len(inertia) in (3, 6):
+        if (
+            isinstance(inertia, Sequence)
+            and not isinstance(inertia, str)
+            and len(inertia) in (3, 6)
+        ):
             vals = [self._scalar(x, where, source) for x in inertia]
             ixx, iyy, izz = vals[:3]
             ixy, ixz, iyz = vals[3:] if len(vals) == 6 else (0.0, 0.0, 0.0)
@@ -247,18 +291,39 @@ class ModelBuilder:
             source,
         )
 
-    def _raw_joint(self, name, type, parent, child, xyz, rpy, axis, axis2, pitch, limits,
-                   placement, child_placement, source) -> _RawJoint:
+    def _raw_joint(
+        self,
+        name,
+        type,
+        parent,
+        child,
+        xyz,
+        rpy,
+        axis,
+        axis2,
+        pitch,
+        limits,
+        placement,
+        child_placement,
+        source,
+    ) -> _RawJoint:
         where = f"joint {name!r}"
         if placement is None:
             placement = Transform.from_xyz_rpy(
                 self._vec(xyz, where, source), self._vec(rpy, where, source)
             )
         return _RawJoint(
-            name, str(type), parent, child, placement,
-            self._vec(axis, where, source), self._vec(axis2, where, source),
-            self._scalar(pitch, where, source), limits,
-            child_placement or Transform(), source,
+            name,
+            str(type),
+            parent,
+            child,
+            placement,
+            self._vec(axis, where, source),
+            self._vec(axis2, where, source),
+            self._scalar(pitch, where, source),
+            limits,
+            child_placement or Transform(),
+            source,
         )
 
     # ------------------------------------------------------------------ build
@@ -267,8 +332,9 @@ class ModelBuilder:
         values = {p.name: p.default for p in self._parameters.values()}
         gravity = self._vec(self._gravity_raw, "gravity", self.source)
         if self.plane is not None and self.plane not in PLANES:
-            raise ModelError(f"model {self.name!r}: unknown plane {self.plane!r} (use 'xy')",
-                             self.source)
+            raise ModelError(
+                f"model {self.name!r}: unknown plane {self.plane!r} (use 'xy')", self.source
+            )
         self._check_names()
         tree = [self._typed(j, loop=False) for j in self._joints]
         loops = [self._typed(j, loop=True) for j in self._loop_joints]
@@ -278,13 +344,15 @@ class ModelBuilder:
             check_body(body, values)
         for joint in tree + loops:
             check_joint_axes(joint, values)
+            check_limits(joint, values)
             if self.plane is not None:
                 check_planar(joint, values)
         order = self._tree_order(tree, bodies)
         tree = [_normalized(j) for j in tree]
         loops = [_normalized(j) for j in loops]
         model = _merge_fixed(self, order, tree, loops, bodies, gravity)
-        self._check_couplings(model, tree)
+        check_model_bodies(model.bodies, values)  # inertia checks on the lumped bodies
+        self._check_couplings(tree, loops)
         _check_moving_leaves(model, values)
         return model
 
@@ -295,7 +363,8 @@ class ModelBuilder:
                 if item.name in seen:
                     raise ModelError(
                         f"duplicate name {item.name!r}: {kind} has the same name as a "
-                        f"{seen[item.name]}", item.source
+                        f"{seen[item.name]}",
+                        item.source,
                     )
                 seen[item.name] = kind
         joint_names: set[str] = set()
@@ -312,19 +381,32 @@ class ModelBuilder:
             raise ModelError(
                 f"{kind} {raw.name!r}: unknown joint type {raw.type!r} (known: {known})", raw.source
             )
-        return Joint(raw.name, jtype, raw.parent, raw.child, raw.placement, raw.axis, raw.axis2,
-                     raw.pitch, raw.limits, raw.child_placement, raw.source)
+        return Joint(
+            raw.name,
+            jtype,
+            raw.parent,
+            raw.child,
+            raw.placement,
+            raw.axis,
+            raw.axis2,
+            raw.pitch,
+            raw.limits,
+            raw.child_placement,
+            raw.source,
+        )
 
     def _check_references(self, joints: list[Joint], bodies: dict[str, Body]) -> None:
         known = set(bodies) | {self.root}
         for j in joints:
             for role, name in (("parent", j.parent), ("child", j.child)):
                 if name not in known:
-                    raise ModelError(f"joint {j.name!r}: {role} body {name!r} does not exist",
-                                     j.source)
+                    raise ModelError(
+                        f"joint {j.name!r}: {role} body {name!r} does not exist", j.source
+                    )
             if j.parent == j.child:
-                raise ModelError(f"joint {j.name!r}: connects body {j.parent!r} to itself",
-                                 j.source)
+                raise ModelError(
+                    f"joint {j.name!r}: connects body {j.parent!r} to itself", j.source
+                )
         for f in self._frames:
             if f.body not in known:
                 raise ModelError(f"frame {f.name!r}: body {f.body!r} does not exist", f.source)
@@ -336,12 +418,16 @@ class ModelBuilder:
             if j.child == self.root:
                 raise ModelError(
                     f"joint {j.name!r}: makes the root {self.root!r} a child, closing a cycle "
-                    f"(declare it as a loop joint)", j.source)
+                    f"(declare it as a loop joint)",
+                    j.source,
+                )
             if j.child in parent_joint:
                 raise ModelError(
                     f"joint {j.name!r}: body {j.child!r} already has parent joint "
                     f"{parent_joint[j.child].name!r}; this closes a cycle that is not declared "
-                    f"as a loop joint", j.source)
+                    f"as a loop joint",
+                    j.source,
+                )
             parent_joint[j.child] = j
         children: dict[str, list[Joint]] = {}
         for j in tree:
@@ -357,38 +443,76 @@ class ModelBuilder:
             if j.child not in reached:
                 raise ModelError(
                     f"joint {j.name!r}: belongs to a cycle that is not declared as a loop joint "
-                    f"(body {j.child!r} cannot be reached from the root {self.root!r})", j.source)
+                    f"(body {j.child!r} cannot be reached from the root {self.root!r})",
+                    j.source,
+                )
         for b in self._bodies:
             if b.name not in reached:
                 raise ModelError(
                     f"body {b.name!r}: unreachable from the root {self.root!r} "
-                    f"(no joint connects it to the tree)", b.source)
+                    f"(no joint connects it to the tree)",
+                    b.source,
+                )
         return order
 
-    def _check_couplings(self, model: Model, tree: list[Joint]) -> None:
+    def _check_couplings(self, tree: list[Joint], loops: list[Joint]) -> None:
+        """Couplings join two distinct movable 1-DOF tree joints, each joint is driven by at
+        most one coupling, and no chain of couplings loops back on itself."""
         by_name = {j.name: j for j in tree}
+        loop_names = {j.name for j in loops}
+        master_of: dict[str, str] = {}
         for c in self._couplings:
+            where = f"coupling of joint {c.joint!r}"
             for role, name in (("joint", c.joint), ("master joint", c.master)):
-                if name not in by_name:
-                    raise ModelError(f"coupling of {c.joint!r}: {role} {name!r} does not exist",
-                                     c.source)
-                if by_name[name].type is JointType.FIXED or by_name[name].nv != 1:
+                if name in loop_names:
                     raise ModelError(
-                        f"coupling of {c.joint!r}: {role} {name!r} is not a 1-DOF joint", c.source)
+                        f"{where}: {role} {name!r} is a loop joint (couplings join tree joints)",
+                        c.source,
+                    )
+                if name not in by_name:
+                    raise ModelError(f"{where}: {role} {name!r} does not exist", c.source)
+                if by_name[name].nv != 1:
+                    raise ModelError(f"{where}: {role} {name!r} is not a 1-DOF joint", c.source)
+            if c.joint == c.master:
+                raise ModelError(f"{where}: a joint cannot be coupled to itself", c.source)
+            if c.joint in master_of:
+                raise ModelError(
+                    f"{where}: joint already coupled to {master_of[c.joint]!r}", c.source
+                )
+            master_of[c.joint] = c.master
+        for c in self._couplings:
+            seen, name = {c.joint}, c.master
+            while name in master_of:
+                if name in seen:
+                    raise ModelError(
+                        f"coupling of joint {c.joint!r}: couplings form a cycle through "
+                        f"joint {name!r}",
+                        c.source,
+                    )
+                seen.add(name)
+                name = master_of[name]
 
 
 def _normalized(j: Joint) -> Joint:
     """Axes scaled to unit length."""
+
     def unit(a: Vec3) -> Vec3:
         n = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
         return vec3([x / n for x in a])
+
     if not j.type.uses_axis:
         return j
     return replace(j, axis=unit(j.axis), axis2=unit(j.axis2))
 
 
-def _merge_fixed(b: ModelBuilder, order: list[Joint], tree: list[Joint], loops: list[Joint],
-                 bodies: dict[str, Body], gravity: Vec3) -> Model:
+def _merge_fixed(
+    b: ModelBuilder,
+    order: list[Joint],
+    tree: list[Joint],
+    loops: list[Joint],
+    bodies: dict[str, Body],
+    gravity: Vec3,
+) -> Model:
     """Merge every body attached by a fixed joint into its nearest moving ancestor (or the
     root), keeping it as a named frame; re-attach frames, joints and loop joints."""
     by_name = {j.name: j for j in tree}
@@ -407,8 +531,11 @@ def _merge_fixed(b: ModelBuilder, order: list[Joint], tree: list[Joint], loops: 
             moving.append(replace(j, parent=host, placement=to_host.compose(j.placement)))
     merged_bodies = []
     for j in moving:
-        parts = [(bodies[name], pose) for name, (host, pose) in owner.items()
-                 if host == j.child and name in bodies]
+        parts = [
+            (bodies[name], pose)
+            for name, (host, pose) in owner.items()
+            if host == j.child and name in bodies
+        ]
         body = bodies[j.child]
         if len(parts) > 1:
             mass, com, inertia = lump(body.name, parts)
@@ -422,15 +549,30 @@ def _merge_fixed(b: ModelBuilder, order: list[Joint], tree: list[Joint], loops: 
     for j in loops:
         ph, pp = owner[j.parent]
         ch, cp = owner[j.child]
-        new_loops.append(replace(j, parent=ph, child=ch, placement=pp.compose(j.placement),
-                                 child_placement=cp.compose(j.child_placement)))
+        new_loops.append(
+            replace(
+                j,
+                parent=ph,
+                child=ch,
+                placement=pp.compose(j.placement),
+                child_placement=cp.compose(j.child_placement),
+            )
+        )
     index = {j.child: i for i, j in enumerate(moving)}
     parents = tuple(index.get(j.parent, -1) for j in moving)
     return Model(
-        name=b.name, root=b.root, bodies=tuple(merged_bodies), joints=tuple(moving),
-        parents=parents, frames=tuple(frames), loop_joints=tuple(new_loops),
-        couplings=tuple(b._couplings), parameters=tuple(b._parameters.values()),
-        gravity=gravity, plane=b.plane, source=b.source,
+        name=b.name,
+        root=b.root,
+        bodies=tuple(merged_bodies),
+        joints=tuple(moving),
+        parents=parents,
+        frames=tuple(frames),
+        loop_joints=tuple(new_loops),
+        couplings=tuple(b._couplings),
+        parameters=tuple(b._parameters.values()),
+        gravity=gravity,
+        plane=b.plane,
+        source=b.source,
     )
 
 
@@ -443,4 +585,6 @@ def _check_moving_leaves(model: Model, values: dict[str, float]) -> None:
         if evaluate(body.mass, values) == 0.0:
             raise ModelError(
                 f"body {body.name!r}: zero mass on a leaf body moved by joint "
-                f"{model.joints[i].name!r} (its mass matrix would be singular)", body.source)
+                f"{model.joints[i].name!r} (its mass matrix would be singular)",
+                body.source,
+            )

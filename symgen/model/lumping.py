@@ -22,7 +22,9 @@ def _dot(a: Vec3, b: Vec3) -> Scalar:
 def _shift(mass: Scalar, c: Vec3) -> Mat3:
     """m (|c|^2 I - c c^T): inertia of a point mass m at c about the origin."""
     cc = _dot(c, c)
-    return mat3([[mass * ((cc if i == j else 0.0) - c[i] * c[j]) for j in range(3)] for i in range(3)])
+    return mat3(
+        [[mass * ((cc if i == j else 0.0) - c[i] * c[j]) for j in range(3)] for i in range(3)]
+    )
 
 
 def lump(name: str, parts: Sequence[tuple[Body, Transform]]) -> tuple[Scalar, Vec3, Mat3]:
@@ -38,7 +40,10 @@ def lump(name: str, parts: Sequence[tuple[Body, Transform]]) -> tuple[Scalar, Ve
         mass = mass + body.mass
         first_moment = vec3([first_moment[i] + body.mass * c[i] for i in range(3)])
         origin_inertia = mat3(
-            [[origin_inertia[i][j] + rotated[i][j] + shift[i][j] for j in range(3)] for i in range(3)]
+            [
+                [origin_inertia[i][j] + rotated[i][j] + shift[i][j] for j in range(3)]
+                for i in range(3)
+            ]
         )
     if not is_symbolic(mass) and float(mass) == 0.0:
         return 0.0, (0.0, 0.0, 0.0), origin_inertia

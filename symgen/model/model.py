@@ -12,6 +12,7 @@ import sympy
 from .elements import Body, Coupling, Frame, Joint
 from .errors import ModelError, SourceRef
 from .scalars import Parameter, Vec3, evaluate, free_parameter_names, is_symbolic
+from .validation import check_model_bodies
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,7 @@ class Model:
             return self
         values = self.parameter_values(overrides)
         resolved = _map_scalars(self, lambda x: evaluate(x, values))
+        check_model_bodies(resolved.bodies, {})  # e.g. a negative payload mass
         return dataclasses.replace(resolved, parameters=())
 
     def used_parameters(self) -> set[str]:
@@ -139,9 +141,9 @@ def _slices(joints: tuple[Joint, ...], attr: str) -> dict[str, slice]:
 
 def _map_scalars(obj, fn):
     """Apply ``fn`` to every float / sympy value inside dataclasses and tuples."""
-    if isinstance(obj, bool) or obj is None or isinstance(obj, str | SourceRef):
-        return obj
-    if isinstance(obj, float | int) or isinstance(obj, sympy.Basic):
+    if isinstance(obj, bool | int | str | SourceRef) or obj is None:
+        return obj  # indices (parents), names, enums
+    if isinstance(obj, float | sympy.Basic):
         return fn(obj if is_symbolic(obj) else float(obj))
     if isinstance(obj, tuple):
         return tuple(_map_scalars(x, fn) for x in obj)

@@ -1,0 +1,65 @@
+"""A tiny XML element tree that remembers the line of every element (standard library only)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from xml.parsers import expat
+
+from ..model import ModelError, SourceRef
+
+
+@dataclass
+class Node:
+    """An XML element: tag, attributes, child elements and the line of its start tag."""
+
+    tag: str
+    attrs: dict[str, str]
+    line: int
+    children: list[Node] = field(default_factory=list)
+
+    def find(self, tag: str) -> Node | None:
+        """The first child element called ``tag``, or None."""
+        for child in self.children:
+            if child.tag == tag:
+                return child
+        return None
+
+    def findall(self, tag: str) -> list[Node]:
+        return [child for child in self.children if child.tag == tag]
+
+
+def parse_xml(path: Path) -> Node:
+    """Parse ``path`` into a :class:`Node` tree; malformed XML is a ModelError at file:line."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        message = f"cannot read model file: {exc.strerror or exc}"
+        raise ModelError(message, SourceRef(str(path))) from None
+    parser = expat.ParserCreate()
+    stack: list[Node] = []
+    roots: list[Node] = []
+
+    def start(tag: str, attrs: dict[str, str]) -> None:
+        node = Node(tag, dict(attrs), parser.CurrentLineNumber)
+        if stack:
+            stack[-1].children.append(node)
+        else:
+            roots.append(node)
+        stack.append(node)
+
+    def end(tag: str) -> None:
+        stack.pop()
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    try:
+        parser.Parse(data, True)
+    except expat.ExpatError as exc:
+        reason = expat.ErrorString(exc.code)
+        raise ModelError(
+            f"malformed XML: {reason} (column {exc.offset + 1})", SourceRef(str(path), exc.lineno)
+        ) from None
+    if not roots:  # pragma: no cover - expat reports "no element found" first
+        raise ModelError("malformed XML: no element found", SourceRef(str(path), 1))
+    return roots[0]

@@ -1,0 +1,429 @@
+"""Reader of symgen's native YAML model format (documented in docs/model-format.md).
+
+The format says what URDF cannot: loop joints closing kinematic loops, named runtime
+parameters (any numeric value may be ``"$name"`` or an arithmetic expression of parameters),
+planar mechanisms with a 2-D shorthand, every symgen joint type, gear couplings. The reader
+only reads: it checks the shape of the file (unknown keys, wrong types), turns it into
+:class:`symgen.model.ModelBuilder` calls with the file:line of every element, and lets
+:meth:`ModelBuilder.build` validate the physics.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+from ..model import JointType, Limits, Model, ModelBuilder, ModelError, SourceRef
+from ..model.scalars import Scalar
+from ._expr import ExpressionError, parse_value
+from ._yaml_loader import LineDict, LineList, load_yaml
+
+#: Keys of each kind of entry (docs/model-format.md).
+TOP_KEYS = (
+    "name",
+    "description",
+    "root",
+    "plane",
+    "gravity",
+    "parameters",
+    "bodies",
+    "joints",
+    "loops",
+    "frames",
+    "couplings",
+)
+BODY_KEYS = ("name", "mass", "com", "inertia")
+JOINT_KEYS = ("name", "type", "parent", "child", "origin", "axis", "axis2", "pitch", "limits")
+LOOP_KEYS = ("name", "type", "parent", "child", "origin", "child_origin", "axis", "axis2", "pitch")
+FRAME_KEYS = ("name", "body", "origin")
+COUPLING_KEYS = ("joint", "master", "ratio", "offset")
+PARAMETER_KEYS = ("default", "description")
+LIMIT_KEYS = ("lower", "upper", "velocity", "effort")
+INERTIA_KEYS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
+ORIGIN_KEYS = ("xyz", "rpy")
+PLANAR_ORIGIN_KEYS = ("xy", "angle")
+
+DEFAULT_ROOT = "ground"
+WORLD = "world"
+UNIVERSE = "universe"
+ROOT_JOINT = "root_joint"
+GRAVITY_3D = (0.0, 0.0, -9.81)
+GRAVITY_PLANAR = (0.0, -9.81, 0.0)
+
+
+def read_yaml(path: str | Path, floating_base: bool = False) -> Model:
+    """Read a symgen YAML model file into a validated :class:`Model`.
+
+    ``floating_base=True`` adds a root body ``world`` and attaches the file's root body to it
+    by a joint ``root_joint`` (free; planar for a planar model). The file's root body may then
+    be listed under ``bodies`` to give it an inertia.
+    """
+    return _YamlReader(Path(path)).read(floating_base)
+
+
+def _type_name(x: object) -> str:
+    if isinstance(x, bool):
+        return "a boolean"
+    if isinstance(x, int | float):
+        return "a number"
+    if isinstance(x, str):
+        return "a string"
+    if isinstance(x, list):
+        return "a list"
+    if isinstance(x, dict):
+        return "a mapping"
+    if x is None:
+        return "nothing (null)"
+    return type(x).__name__
+
+
+class _YamlReader:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.file = str(path)
+        self.planar = False
+        self.parameters: set[str] = set()
+
+    # ------------------------------------------------------------------ helpers
+    def ref(self, line: int | None) -> SourceRef:
+        return SourceRef(self.file, line)
+
+    def fail(self, message: str, line: int | None) -> ModelError:
+        return ModelError(message, self.ref(line))
+
+    def mapping(self, value: object, what: str, line: int) -> LineDict:
+        if not isinstance(value, LineDict):
+            raise self.fail(
+                f"{what}: expected a mapping (key: value), got {_type_name(value)}", line
+            )
+        return value
+
+    def sequence(self, value: object, what: str, line: int) -> LineList:
+        if not isinstance(value, LineList):
+            raise self.fail(f"{what}: expected a list, got {_type_name(value)}", line)
+        return value
+
+    def check_keys(
+        self, d: LineDict, what: str, allowed: tuple[str, ...], required: tuple[str, ...] = ()
+    ) -> None:
+        for key in d:
+            if key not in allowed:
+                hint = difflib.get_close_matches(str(key), allowed, n=1)
+                suggestion = f"did you mean {hint[0]!r}? " if hint else ""
+                raise self.fail(
+                    f"{what}: unknown key {key!r} ({suggestion}allowed: {', '.join(allowed)})",
+                    d.line_of(key),
+                )
+        for key in required:
+            if key not in d:
+                raise self.fail(f"{what}: missing required key {key!r}", d.line)
+
+    def string(self, d: LineDict, key: str, what: str, default: str | None = None) -> str:
+        if key not in d:
+            if default is None:
+                raise self.fail(f"{what}: missing required key {key!r}", d.line)
+            return default
+        value = d[key]
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(
+                f"{what}: {key} must be a name (a string), got {_type_name(value)} {value!r}",
+                d.line_of(key),
+            )
+        return value
+
+    def scalar(self, value: object, what: str, line: int) -> Scalar:
+        """A number, or a string holding ``$name`` or an expression of parameters."""
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise self.fail(
+                f"{what}: expected a number or a '$parameter' expression, got "
+                f"{_type_name(value)} {value!r}",
+                line,
+            )
+        if isinstance(value, str):
+            try:
+                return parse_value(value, self.parameters)
+            except ExpressionError as exc:
+                raise self.fail(f"{what}: {exc}", line) from None
+        return float(value)
+
+    def number(self, d: LineDict, key: str, what: str, default: float) -> Scalar:
+        if key not in d:
+            return default
+        return self.scalar(d[key], f"{what}: {key}", d.line_of(key))
+
+    def vector(
+        self, d: LineDict, key: str, what: str, default: tuple, sizes: tuple[int, ...]
+    ) -> list[Scalar]:
+        """A list of numbers of one of the lengths ``sizes``; 2-D vectors get z = 0."""
+        if key not in d:
+            return list(default)
+        value, line = d[key], d.line_of(key)
+        label = f"{what}: {key}"
+        if not isinstance(value, list) or len(value) not in sizes:
+            n = " or ".join(str(s) for s in sizes)
+            raise self.fail(
+                f"{label}: expected a list of {n} numbers, got {_type_name(value)} {value!r}", line
+            )
+        out = [self.scalar(x, label, line) for x in value]
+        return out + [0.0] * (3 - len(out))
+
+    def origin(self, d: LineDict, key: str, what: str) -> tuple[list, list]:
+        """``xyz``/``rpy`` of an origin mapping (or ``xy``/``angle`` in a planar model)."""
+        zero = (0.0, 0.0, 0.0)
+        if key not in d:
+            return list(zero), list(zero)
+        label = f"{what}: {key}"
+        o = self.mapping(d[key], label, d.line_of(key))
+        allowed = ORIGIN_KEYS + (PLANAR_ORIGIN_KEYS if self.planar else ())
+        self.check_keys(o, label, allowed)
+        for a, b in (("xy", "xyz"), ("angle", "rpy")):
+            if a in o and b in o:
+                raise self.fail(f"{label}: give either {a!r} or {b!r}, not both", o.line_of(a))
+        xyz = (
+            self.vector(o, "xy", label, zero, (2,))
+            if "xy" in o
+            else self.vector(o, "xyz", label, zero, (3,))
+        )
+        if "angle" in o:
+            rpy = [0.0, 0.0, self.scalar(o["angle"], f"{label}: angle", o.line_of("angle"))]
+        else:
+            rpy = self.vector(o, "rpy", label, zero, (3,))
+        return xyz, rpy
+
+    def entries(self, doc: LineDict, key: str) -> list[tuple[LineDict, int]]:
+        """The mappings listed under top-level ``key`` (an empty list when absent)."""
+        if key not in doc or doc[key] is None:
+            return []
+        items = self.sequence(doc[key], key, doc.line_of(key))
+        out = []
+        for k, item in enumerate(items):
+            line = getattr(item, "line", items.line)
+            out.append((self.mapping(item, f"{key}[{k}]", line), line))
+        return out
+
+    # ------------------------------------------------------------------ sections
+    def read(self, floating_base: bool) -> Model:
+        doc = load_yaml(self.path)
+        if doc is None:
+            raise self.fail("empty model file", 1)
+        doc = self.mapping(doc, "model file", 1)
+        self.check_keys(doc, "model", TOP_KEYS)
+        name = self.string(doc, "name", "model", self.path.stem)
+        if "description" in doc and not isinstance(doc["description"], str | None):
+            raise self.fail("model: description must be text", doc.line_of("description"))
+        plane = doc.get("plane")
+        if plane is not None and plane != "xy":
+            raise self.fail(
+                f"model: plane {plane!r} is not supported (the only plane is 'xy')",
+                doc.line_of("plane"),
+            )
+        self.planar = plane == "xy"
+        file_root = self.string(doc, "root", "model", DEFAULT_ROOT)
+
+        params = self.read_parameters(doc)
+        gravity = self.vector(
+            doc,
+            "gravity",
+            "model",
+            GRAVITY_PLANAR if self.planar else GRAVITY_3D,
+            (2, 3) if self.planar else (3,),
+        )
+        root = file_root
+        if floating_base:
+            root = WORLD if file_root != WORLD else UNIVERSE
+        builder = ModelBuilder(
+            name, root=root, gravity=gravity, plane=plane, source=self.ref(doc.line)
+        )
+        for pname, default, description, line in params:
+            builder.parameter(pname, default, description, source=self.ref(line))
+
+        root_body_line = None
+        for d, line in self.entries(doc, "bodies"):
+            bname = self.string(d, "name", "body entry")
+            what = f"body {bname!r}"
+            self.check_keys(d, what, BODY_KEYS, ("name",))
+            mass = self.number(d, "mass", what, 0.0)
+            com = self.vector(d, "com", what, (0.0, 0.0, 0.0), (2, 3) if self.planar else (3,))
+            inertia = self.inertia(d, what)
+            if bname == file_root:
+                root_body_line = line
+                if not floating_base:
+                    continue  # a fixed root carries no dynamics
+            builder.body(bname, mass=mass, com=com, inertia=inertia, source=self.ref(line))
+        if root_body_line is None:
+            root_body_line = doc.line_of("root")
+            if floating_base:  # the file's root is not listed under bodies: no inertia
+                builder.body(file_root, source=self.ref(root_body_line))
+        if floating_base:
+            builder.joint(
+                ROOT_JOINT,
+                "planar" if self.planar else "free",
+                parent=root,
+                child=file_root,
+                source=self.ref(root_body_line),
+            )
+
+        for d, line in self.entries(doc, "joints"):
+            self.read_joint(builder, d, line, loop=False)
+        for d, line in self.entries(doc, "loops"):
+            self.read_joint(builder, d, line, loop=True)
+        for d, line in self.entries(doc, "frames"):
+            fname = self.string(d, "name", "frame entry")
+            what = f"frame {fname!r}"
+            self.check_keys(d, what, FRAME_KEYS, ("name", "body"))
+            xyz, rpy = self.origin(d, "origin", what)
+            builder.frame(
+                fname, self.string(d, "body", what), xyz=xyz, rpy=rpy, source=self.ref(line)
+            )
+        for d, line in self.entries(doc, "couplings"):
+            joint = self.string(d, "joint", "coupling entry")
+            what = f"coupling of joint {joint!r}"
+            self.check_keys(d, what, COUPLING_KEYS, ("joint", "master"))
+            builder.coupling(
+                joint,
+                self.string(d, "master", what),
+                ratio=self.number(d, "ratio", what, 1.0),
+                offset=self.number(d, "offset", what, 0.0),
+                source=self.ref(line),
+            )
+        return builder.build()
+
+    def read_parameters(self, doc: LineDict) -> list[tuple[str, float, str, int]]:
+        if "parameters" not in doc or doc["parameters"] is None:
+            return []
+        section = self.mapping(doc["parameters"], "parameters", doc.line_of("parameters"))
+        out = []
+        for pname, spec in section.items():
+            line = section.line_of(pname)
+            if not isinstance(pname, str) or not pname.isidentifier():
+                raise self.fail(
+                    f"parameter {pname!r}: a parameter name must be an identifier "
+                    f"(letters, digits, underscores)",
+                    line,
+                )
+            what = f"parameter {pname!r}"
+            description = ""
+            if isinstance(spec, LineDict):
+                self.check_keys(spec, what, PARAMETER_KEYS, ("default",))
+                default = spec["default"]
+                line = spec.line_of("default")
+                description = spec.get("description") or ""
+                if not isinstance(description, str):
+                    raise self.fail(
+                        f"{what}: description must be text", spec.line_of("description")
+                    )
+            else:
+                default = spec
+            if isinstance(default, bool) or not isinstance(default, int | float):
+                raise self.fail(
+                    f"{what}: the default value must be a number, got "
+                    f"{_type_name(default)} {default!r}",
+                    line,
+                )
+            out.append((pname, float(default), description, line))
+            self.parameters.add(pname)
+        return out
+
+    def inertia(self, d: LineDict, what: str):
+        """Rotational inertia about the COM: the builder's forms, a mapping, or (planar) izz."""
+        if "inertia" not in d:
+            return (0.0, 0.0, 0.0)
+        value, line = d["inertia"], d.line_of("inertia")
+        label = f"{what}: inertia"
+        if isinstance(value, LineDict):
+            self.check_keys(value, label, INERTIA_KEYS)
+            return [self.number(value, k, label, 0.0) for k in INERTIA_KEYS]
+        if isinstance(value, list):
+            if len(value) == 3 and all(isinstance(r, list) for r in value):
+                if any(len(r) != 3 for r in value):
+                    raise self.fail(f"{label}: a 3x3 matrix needs 3 rows of 3 numbers", line)
+                return [[self.scalar(x, label, line) for x in row] for row in value]
+            if len(value) in (3, 6):
+                return [self.scalar(x, label, line) for x in value]
+        elif self.planar and not isinstance(value, bool) and isinstance(value, int | float | str):
+            izz = self.scalar(value, label, line)
+            # A thin lamina in the xy plane: ixx + iyy = izz, so the tensor is physical.
+            return (izz / 2, izz / 2, izz)
+        forms = (
+            "[ixx, iyy, izz], [ixx, iyy, izz, ixy, ixz, iyz], a 3x3 matrix or a mapping "
+            "{ixx: .., iyy: .., ...}"
+        )
+        if self.planar:
+            forms = "a single number izz, " + forms
+        raise self.fail(f"{label}: expected {forms}; got {_type_name(value)} {value!r}", line)
+
+    def read_joint(self, builder: ModelBuilder, d: LineDict, line: int, loop: bool) -> None:
+        section = "loops" if loop else "joints"
+        jname = self.string(d, "name", f"{section[:-1]} entry")
+        what = f"{'loop joint' if loop else 'joint'} {jname!r}"
+        self.check_keys(
+            d, what, LOOP_KEYS if loop else JOINT_KEYS, ("name", "type", "parent", "child")
+        )
+        jtype_text = self.string(d, "type", what)
+        parent = self.string(d, "parent", what)
+        child = self.string(d, "child", what)
+        jtype = JointType.parse(jtype_text)
+        if jtype is not None:  # an unknown type is reported by ModelBuilder.build
+            for key, applies in (
+                ("axis", jtype.uses_axis),
+                ("axis2", jtype is JointType.UNIVERSAL),
+                ("pitch", jtype is JointType.HELICAL),
+            ):
+                if key in d and not applies:
+                    raise self.fail(
+                        f"{what}: {key!r} does not apply to a {jtype.value} joint", d.line_of(key)
+                    )
+        in_plane_default = (1.0, 0.0, 0.0) if jtype is JointType.PRISMATIC else (0.0, 0.0, 1.0)
+        axis = self.vector(
+            d,
+            "axis",
+            what,
+            in_plane_default if self.planar else (0.0, 0.0, 1.0),
+            (2, 3) if self.planar else (3,),
+        )
+        axis2 = self.vector(d, "axis2", what, (0.0, 1.0, 0.0), (3,))
+        pitch = self.number(d, "pitch", what, 0.0)
+        xyz, rpy = self.origin(d, "origin", what)
+        source = self.ref(line)
+        if loop:
+            cxyz, crpy = self.origin(d, "child_origin", what)
+            builder.loop_joint(
+                jname,
+                jtype_text,
+                parent,
+                child,
+                xyz=xyz,
+                rpy=rpy,
+                child_xyz=cxyz,
+                child_rpy=crpy,
+                axis=axis,
+                axis2=axis2,
+                pitch=pitch,
+                source=source,
+            )
+        else:
+            builder.joint(
+                jname,
+                jtype_text,
+                parent,
+                child,
+                xyz=xyz,
+                rpy=rpy,
+                axis=axis,
+                axis2=axis2,
+                pitch=pitch,
+                limits=self.limits(d, what),
+                source=source,
+            )
+
+    def limits(self, d: LineDict, what: str) -> Limits | None:
+        if "limits" not in d or d["limits"] is None:
+            return None
+        label = f"{what}: limits"
+        spec = self.mapping(d["limits"], label, d.line_of("limits"))
+        self.check_keys(spec, label, LIMIT_KEYS)
+        values = {k: self.number(spec, k, label, None) if k in spec else None for k in LIMIT_KEYS}
+        return Limits(**values)
+
+
+__all__ = ["read_yaml"]
