@@ -1,5 +1,6 @@
 """symgen: specialized closed-form C dynamics kernels for multibody systems."""
 
+from . import reference
 from .io import load
 from .model import (
     Body,
@@ -27,4 +28,5 @@ __all__ = [
     "SymgenError",
     "__version__",
     "load",
+    "reference",
 ]

@@ -52,9 +52,11 @@ def test_missing_file_is_one_line_exit_2(tmp_path):
 
 def test_bad_model_is_one_line_exit_2(tmp_path):
     bad = tmp_path / "bad.urdf"
-    bad.write_text('<robot name="r"><link name="a"/><link name="b"/>\n'
-                   '<joint name="j" type="warp"><parent link="a"/><child link="b"/></joint>'
-                   "</robot>")
+    bad.write_text(
+        '<robot name="r"><link name="a"/><link name="b"/>\n'
+        '<joint name="j" type="warp"><parent link="a"/><child link="b"/></joint>'
+        "</robot>"
+    )
     result = run("info", str(bad))
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()

@@ -1,0 +1,250 @@
+"""Pinocchio counterparts of symgen models, and conversions of q, v, matrices between them.
+
+:func:`pin_model_from_symgen` builds a ``pinocchio.Model`` from a symgen ``Model`` using
+Pinocchio's own joint definitions (unaligned revolute/prismatic/helical joints, composite
+joints for cylindrical, universal and planar joints, spherical and free-flyer joints).
+:class:`Bridge` maps a symgen model onto any Pinocchio model with the same joint names, e.g.
+one from ``pin.buildModelFromUrdf`` (whose continuous joints store (cos θ, sin θ)).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pinocchio as pin
+
+from symgen.model import JointType, Model
+
+#: Row order turning Pinocchio's [linear; angular] 6-vectors into symgen's [angular; linear].
+SWAP = np.array([3, 4, 5, 0, 1, 2])
+
+
+def _arr(x) -> np.ndarray:
+    return np.array(x, dtype=float)
+
+
+def _unit(x) -> np.ndarray:
+    a = _arr(x)
+    return a / np.linalg.norm(a)
+
+
+def plane_directions(normal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """e1, e2 of a planar joint as docs/conventions.md defines them."""
+    x = np.array([1.0, 0.0, 0.0])
+    if abs(float(normal @ x)) > 0.9:
+        x = np.array([0.0, 1.0, 0.0])
+    e1 = x - float(normal @ x) * normal
+    e1 = e1 / np.linalg.norm(e1)
+    return e1, np.cross(normal, e1)
+
+
+def _composite(*joints) -> pin.JointModelComposite:
+    comp = pin.JointModelComposite()
+    for k, jm in enumerate(joints):
+        comp.addJoint(jm, pin.SE3.Identity(), f"part_{k}")
+    return comp
+
+
+def pin_joint_model(joint) -> pin.JointModel:
+    """Pinocchio joint model with the motion symgen's joint type prescribes."""
+    t = joint.type
+    if t in (JointType.REVOLUTE, JointType.CONTINUOUS):
+        return pin.JointModelRevoluteUnaligned(_unit(joint.axis))
+    if t is JointType.PRISMATIC:
+        return pin.JointModelPrismaticUnaligned(_unit(joint.axis))
+    if t is JointType.HELICAL:
+        # Pinocchio: translation = pitch * angle along the axis (checked in the tests)
+        return pin.JointModelHelicalUnaligned(_unit(joint.axis), float(joint.pitch))
+    if t is JointType.CYLINDRICAL:
+        a = _unit(joint.axis)
+        return _composite(pin.JointModelPrismaticUnaligned(a), pin.JointModelRevoluteUnaligned(a))
+    if t is JointType.UNIVERSAL:
+        return _composite(
+            pin.JointModelRevoluteUnaligned(_unit(joint.axis)),
+            pin.JointModelRevoluteUnaligned(_unit(joint.axis2)),
+        )
+    if t is JointType.PLANAR:
+        n = _unit(joint.axis)
+        e1, e2 = plane_directions(n)
+        return _composite(
+            pin.JointModelPrismaticUnaligned(e1),
+            pin.JointModelPrismaticUnaligned(e2),
+            pin.JointModelRevoluteUnaligned(n),
+        )
+    if t is JointType.SPHERICAL:
+        return pin.JointModelSpherical()
+    if t is JointType.FREE:
+        return pin.JointModelFreeFlyer()
+    raise ValueError(f"joint {joint.name!r}: no Pinocchio counterpart for {t.value!r}")
+
+
+def se3(transform) -> pin.SE3:
+    return pin.SE3(_arr(transform.rotation), _arr(transform.translation))
+
+
+def pin_model_from_symgen(model: Model, params: Mapping[str, float] | None = None) -> pin.Model:
+    """A Pinocchio model of ``model.resolve(params)``: joint i of symgen is Pinocchio joint
+    i + 1; every body gets a BODY frame and every symgen frame an OP_FRAME of the same name."""
+    m = model.resolve(params)
+    pm = pin.Model()
+    pm.name = m.name
+    pm.gravity = pin.Motion(_arr(m.gravity), np.zeros(3))
+    body_frame = {m.root: 0}
+    if m.root != "universe":
+        body_frame[m.root] = pm.addFrame(
+            pin.Frame(m.root, 0, 0, pin.SE3.Identity(), pin.FrameType.OP_FRAME)
+        )
+    for i, joint in enumerate(m.joints):
+        body = m.bodies[i]
+        jid = pm.addJoint(
+            m.parents[i] + 1, pin_joint_model(joint), se3(joint.placement), joint.name
+        )
+        assert jid == i + 1
+        inertia = pin.Inertia(float(body.mass), _arr(body.com), _arr(body.inertia))
+        pm.appendBodyToJoint(jid, inertia, pin.SE3.Identity())
+        body_frame[body.name] = pm.addFrame(
+            pin.Frame(
+                body.name, jid, body_frame[joint.parent], pin.SE3.Identity(), pin.FrameType.BODY
+            )
+        )
+    index = {b.name: i for i, b in enumerate(m.bodies)}
+    for f in m.frames:
+        parent_joint = index[f.body] + 1 if f.body in index else 0
+        pm.addFrame(
+            pin.Frame(
+                f.name, parent_joint, body_frame[f.body], se3(f.placement), pin.FrameType.OP_FRAME
+            )
+        )
+    return pm
+
+
+class Bridge:
+    """Conversions between a symgen model and a Pinocchio model, joints matched by name.
+
+    ``v_pin = v[perm]`` (free joints: symgen [ω; v] ↔ Pinocchio [v; ω]); the same holds for
+    a and τ. Continuous joints with Pinocchio nq = 2 store (cos θ, sin θ).
+    """
+
+    def __init__(self, model: Model, pin_model: pin.Model) -> None:
+        self.model = model
+        self.pin_model = pin_model
+        self.data = pin_model.createData()
+        if pin_model.nv != model.nv:
+            raise ValueError(f"nv differs: symgen {model.nv}, pinocchio {pin_model.nv}")
+        self.perm = np.full(model.nv, -1)
+        self.joints: list[tuple] = []  # (symgen joint, q slice, v slice, pin idx_q, idx_v, nq)
+        for joint in model.joints:
+            if not pin_model.existJointName(joint.name):
+                raise ValueError(f"pinocchio model has no joint {joint.name!r}")
+            pj = pin_model.joints[pin_model.getJointId(joint.name)]
+            if pj.nv != joint.nv:
+                raise ValueError(f"joint {joint.name!r}: nv {joint.nv} vs pinocchio {pj.nv}")
+            if pj.nq != joint.nq and not (pj.nq == 2 and joint.nq == 1):
+                raise ValueError(f"joint {joint.name!r}: nq {joint.nq} vs pinocchio {pj.nq}")
+            vs = model.v_slices[joint.name]
+            local = np.arange(vs.start, vs.stop)
+            if joint.type is JointType.FREE:
+                local = np.concatenate([local[3:], local[:3]])
+            self.perm[pj.idx_v : pj.idx_v + pj.nv] = local
+            self.joints.append((joint, model.q_slices[joint.name], pj.idx_q, pj.nq))
+        assert sorted(self.perm) == list(range(model.nv))
+
+    # ----------------------------------------------------------------- vectors
+    def q_to_pin(self, q: np.ndarray) -> np.ndarray:
+        out = np.zeros(self.pin_model.nq)
+        for joint, qs, iq, nq in self.joints:
+            if nq == 2 and joint.nq == 1:
+                out[iq : iq + 2] = np.cos(q[qs][0]), np.sin(q[qs][0])
+            else:
+                out[iq : iq + nq] = q[qs]
+        return out
+
+    def q_from_pin(self, qp: np.ndarray) -> np.ndarray:
+        out = np.zeros(self.model.nq)
+        for joint, qs, iq, nq in self.joints:
+            if nq == 2 and joint.nq == 1:
+                out[qs] = np.arctan2(qp[iq + 1], qp[iq])
+            else:
+                out[qs] = qp[iq : iq + nq]
+        return out
+
+    def v_to_pin(self, v: np.ndarray) -> np.ndarray:
+        """v, a or τ in Pinocchio's layout."""
+        return np.asarray(v, dtype=float)[self.perm]
+
+    def v_from_pin(self, vp: np.ndarray) -> np.ndarray:
+        out = np.zeros(self.model.nv)
+        out[self.perm] = vp
+        return out
+
+    def matrix_from_pin(self, mp: np.ndarray) -> np.ndarray:
+        out = np.zeros((self.model.nv, self.model.nv))
+        out[np.ix_(self.perm, self.perm)] = mp
+        return out
+
+    def jacobian_from_pin(self, jp: np.ndarray) -> np.ndarray:
+        out = np.zeros((6, self.model.nv))
+        out[:, self.perm] = jp[SWAP]
+        return out
+
+    @staticmethod
+    def motion(m: pin.Motion) -> np.ndarray:
+        """A Pinocchio Motion as symgen's [angular; linear]."""
+        return np.concatenate([m.angular, m.linear])
+
+    def forces_to_pin(self, f_ext: Mapping[str, np.ndarray]) -> list[pin.Force]:
+        """Per-body [moment; force] (body frame) as Pinocchio's per-joint local forces."""
+        out = [pin.Force.Zero() for _ in range(self.pin_model.njoints)]
+        for name, f in f_ext.items():
+            joint = self.model.joints[self.model.body_index(name)]
+            out[self.pin_model.getJointId(joint.name)] = pin.Force(_arr(f[3:]), _arr(f[:3]))
+        return out
+
+    # ----------------------------------------------------------------- frames
+    def frame_id(self, name: str) -> int:
+        """Pinocchio frame of a symgen body or frame name: the BODY frame of that name if
+        there is one, else any frame of that name; the root maps to frame 0 ("universe")."""
+        pm = self.pin_model
+        if pm.existFrame(name, pin.FrameType.BODY):
+            return pm.getFrameId(name, pin.FrameType.BODY)
+        if pm.existFrame(name):
+            return pm.getFrameId(name)
+        if name == self.model.root:
+            return 0
+        raise KeyError(f"pinocchio model has no frame {name!r}")
+
+    def names(self) -> list[str]:
+        """Every body (root included) and frame name of the symgen model."""
+        return [self.model.root, *self.model.body_names, *self.model.frame_names]
+
+
+def quaternion_blocks(model: Model) -> list[slice]:
+    """Slices of q holding quaternions (compare them up to sign)."""
+    out = []
+    for joint in model.joints:
+        s = model.q_slices[joint.name]
+        if joint.type in (JointType.SPHERICAL, JointType.FREE):
+            out.append(slice(s.stop - 4, s.stop))
+    return out
+
+
+def align_quaternions(model: Model, q: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """``q`` with each quaternion's sign flipped to the hemisphere of ``target``'s."""
+    out = np.array(q, dtype=float)
+    for s in quaternion_blocks(model):
+        if out[s] @ target[s] < 0:
+            out[s] = -out[s]
+    return out
+
+
+__all__ = [
+    "SWAP",
+    "Bridge",
+    "align_quaternions",
+    "pin_joint_model",
+    "pin_model_from_symgen",
+    "plane_directions",
+    "quaternion_blocks",
+    "se3",
+]

@@ -1,0 +1,155 @@
+"""Inverse dynamics (RNEA), mass matrix (CRBA) and forward dynamics (ABA).
+
+Featherstone, *Rigid Body Dynamics Algorithms* (2008): Table 5.1 (RNEA), Table 6.2 (CRBA)
+and Table 7.1 (ABA), for multi-DOF joints with configuration-dependent S (bias c_J). Loop
+joints and couplings are not imposed: these are the dynamics of the spanning tree.
+External forces are per body, in body coordinates about the body-frame origin, applied to
+the body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from ..model import Model
+from ._numeric import external_forces, prepare, vector
+from .joints import bias_acceleration
+from .kinematics import motion_pass, tree_kinematics
+from .spatial import cross_force, cross_motion
+
+Array = np.ndarray
+Params = Mapping[str, float] | None
+
+
+def _gravity_root(gravity: Array) -> Array:
+    """Root acceleration ``-a_g``: the fictitious upward acceleration that accounts for
+    gravity (Featherstone 2008, §5.3)."""
+    return np.concatenate([np.zeros(3), -gravity])
+
+
+def inverse_dynamics(
+    model: Model, q, v, a, f_ext: Mapping[str, object] | None = None, params: Params = None
+) -> Array:
+    """Joint forces τ = M(q) a + C(q, v) v + g(q) − Σ J_iᵀ f_ext,i (RNEA, Featherstone 2008,
+    Table 5.1)."""
+    nm = prepare(model, params)
+    q = vector("q", q, nm.nq)
+    v = vector("v", v, nm.nv)
+    a = vector("a", a, nm.nv)
+    fx = external_forces(nm, f_ext)
+    tk = tree_kinematics(nm, q)
+    vs, acc = motion_pass(nm, tk, q, v, a, _gravity_root(nm.gravity))
+    f = [
+        nm.inertias[i] @ acc[i] + cross_force(vs[i], nm.inertias[i] @ vs[i]) - fx[i]
+        for i in range(nm.nbodies)
+    ]
+    tau = np.zeros(nm.nv)
+    for i in reversed(range(nm.nbodies)):
+        tau[nm.joints[i].v] = tk.s[i].T @ f[i]
+        lam = nm.parents[i]
+        if lam >= 0:
+            f[lam] = f[lam] + tk.x_up[i].T @ f[i]
+    return tau
+
+
+def bias_forces(model: Model, q, v, params: Params = None) -> Array:
+    """C(q, v) v + g(q): inverse dynamics at zero acceleration."""
+    nm = prepare(model, params)
+    return inverse_dynamics(model, q, v, np.zeros(nm.nv), params=params)
+
+
+def gravity_forces(model: Model, q, params: Params = None) -> Array:
+    """g(q): inverse dynamics at zero velocity and acceleration."""
+    nm = prepare(model, params)
+    zero = np.zeros(nm.nv)
+    return inverse_dynamics(model, q, zero, zero, params=params)
+
+
+def mass_matrix(model: Model, q, params: Params = None) -> Array:
+    """Joint-space inertia matrix M(q) by the composite-rigid-body algorithm (Featherstone
+    2008, Table 6.2)."""
+    nm = prepare(model, params)
+    q = vector("q", q, nm.nq)
+    tk = tree_kinematics(nm, q)
+    ic = [inertia.copy() for inertia in nm.inertias]
+    m = np.zeros((nm.nv, nm.nv))
+    for i in reversed(range(nm.nbodies)):
+        lam = nm.parents[i]
+        if lam >= 0:
+            ic[lam] += tk.x_up[i].T @ ic[i] @ tk.x_up[i]
+        force = ic[i] @ tk.s[i]
+        vi = nm.joints[i].v
+        m[vi, vi] = tk.s[i].T @ force
+        j = i
+        while nm.parents[j] >= 0:
+            force = tk.x_up[j].T @ force
+            j = nm.parents[j]
+            vj = nm.joints[j].v
+            m[vi, vj] = force.T @ tk.s[j]
+            m[vj, vi] = m[vi, vj].T
+    return m
+
+
+def forward_dynamics(
+    model: Model, q, v, tau, f_ext: Mapping[str, object] | None = None, params: Params = None
+) -> Array:
+    """Joint accelerations by the articulated-body algorithm, O(N) (Featherstone 2008,
+    Table 7.1)."""
+    nm = prepare(model, params)
+    q = vector("q", q, nm.nq)
+    v = vector("v", v, nm.nv)
+    tau = vector("tau", tau, nm.nv)
+    fx = external_forces(nm, f_ext)
+    tk = tree_kinematics(nm, q)
+    n = nm.nbodies
+    vs: list[Array] = []
+    c: list[Array] = []
+    ia: list[Array] = []
+    pa: list[Array] = []
+    for i, joint in enumerate(nm.joints):
+        lam = nm.parents[i]
+        vj = v[joint.v]
+        v_joint = tk.s[i] @ vj
+        vi = (tk.x_up[i] @ vs[lam] if lam >= 0 else np.zeros(6)) + v_joint
+        vs.append(vi)
+        c.append(bias_acceleration(joint, q[joint.q], vj) + cross_motion(vi, v_joint))
+        ia.append(nm.inertias[i].copy())
+        pa.append(cross_force(vi, nm.inertias[i] @ vi) - fx[i])
+    u_mat: list[Array] = [np.zeros(0)] * n
+    d_inv: list[Array] = [np.zeros(0)] * n
+    u: list[Array] = [np.zeros(0)] * n
+    for i in reversed(range(n)):
+        s = tk.s[i]
+        u_mat[i] = ia[i] @ s
+        d = s.T @ u_mat[i]
+        d_inv[i] = 1.0 / d if d.shape == (1, 1) else np.linalg.inv(d)
+        u[i] = tau[nm.joints[i].v] - s.T @ pa[i]
+        lam = nm.parents[i]
+        if lam >= 0:
+            ud = u_mat[i] @ d_inv[i]
+            i_a = ia[i] - ud @ u_mat[i].T
+            p_a = pa[i] + i_a @ c[i] + ud @ u[i]
+            x = tk.x_up[i]
+            ia[lam] += x.T @ i_a @ x
+            pa[lam] += x.T @ p_a
+    qdd = np.zeros(nm.nv)
+    acc: list[Array] = []
+    a_root = _gravity_root(nm.gravity)
+    for i, joint in enumerate(nm.joints):
+        lam = nm.parents[i]
+        a_prime = tk.x_up[i] @ (acc[lam] if lam >= 0 else a_root) + c[i]
+        qdd_i = d_inv[i] @ (u[i] - u_mat[i].T @ a_prime)
+        qdd[joint.v] = qdd_i
+        acc.append(a_prime + tk.s[i] @ qdd_i)
+    return qdd
+
+
+__all__ = [
+    "bias_forces",
+    "forward_dynamics",
+    "gravity_forces",
+    "inverse_dynamics",
+    "mass_matrix",
+]

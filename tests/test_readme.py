@@ -1,0 +1,40 @@
+"""README promises: its test command is the one CI runs, and its main command's script runs."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def readme_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    quick_start = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```sh\n(.+?)\n```", quick_start)
+
+
+def test_quick_start_has_exactly_two_commands():
+    commands = readme_commands()
+    assert len(commands) == 2
+    assert "pip install" in commands[0] and "examples/" in commands[0]
+    assert "pytest" in commands[1]
+
+
+def test_ci_runs_the_readme_test_command():
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert readme_commands()[1] in ci
+
+
+def test_main_job_script_runs_and_passes():
+    script = readme_commands()[0].split("&&")[-1].split()[-1]
+    result = subprocess.run(
+        [sys.executable, str(ROOT / script), "--states", "5"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "passed" in result.stdout
