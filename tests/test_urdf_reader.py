@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import math
-import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
+from model_files import line_of, write
 
 from symgen.io import load
 from symgen.io.urdf import read_urdf
@@ -17,20 +16,6 @@ from symgen.robots import robot_urdf
 
 def _arr(x) -> np.ndarray:
     return np.array(x, dtype=float)
-
-
-def write(tmp_path: Path, body: str, name: str = "robot.urdf") -> Path:
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(body).lstrip())
-    return path
-
-
-def line_of(path: Path, needle: str) -> int:
-    """1-based line of the first line of ``path`` containing ``needle``."""
-    for number, text in enumerate(path.read_text().splitlines(), start=1):
-        if needle in text:
-            return number
-    raise AssertionError(f"{needle!r} not in {path}")
 
 
 def point_inertia(mass: float, r) -> np.ndarray:
@@ -157,7 +142,9 @@ TWO_LINKS = """
 
 def test_inertial_origin_rotates_the_tensor(tmp_path):
     a, b, c, theta = 0.1, 0.2, 0.25, 0.3
-    path = write(tmp_path, TWO_LINKS.format(rpy=f"{theta} 0 0", ixx=a, iyy=b, izz=c))
+    path = write(
+        tmp_path, name="robot.urdf", text=TWO_LINKS.format(rpy=f"{theta} 0 0", ixx=a, iyy=b, izz=c)
+    )
     model = read_urdf(path)
     body = model.bodies[0]
     assert body.mass == 2.0
@@ -173,13 +160,19 @@ def test_inertial_origin_rotates_the_tensor(tmp_path):
 
 
 def test_inertial_yaw_swaps_axes(tmp_path):
-    path = write(tmp_path, TWO_LINKS.format(rpy=f"0 0 {math.pi / 2}", ixx=0.1, iyy=0.2, izz=0.25))
+    path = write(
+        tmp_path,
+        name="robot.urdf",
+        text=TWO_LINKS.format(rpy=f"0 0 {math.pi / 2}", ixx=0.1, iyy=0.2, izz=0.25),
+    )
     inertia = _arr(read_urdf(path).bodies[0].inertia)
     np.testing.assert_allclose(inertia, np.diag([0.2, 0.1, 0.25]), atol=1e-15)
 
 
 def test_joint_fields(tmp_path):
-    path = write(tmp_path, TWO_LINKS.format(rpy="0 0 0", ixx=0.1, iyy=0.2, izz=0.25))
+    path = write(
+        tmp_path, name="robot.urdf", text=TWO_LINKS.format(rpy="0 0 0", ixx=0.1, iyy=0.2, izz=0.25)
+    )
     model = read_urdf(path)
     assert model.name == "two" and model.root == "base"
     (joint,) = model.joints
@@ -222,7 +215,7 @@ def test_chain_of_fixed_links_is_lumped(tmp_path):
       </joint>
     </robot>
     """
-    model = read_urdf(write(tmp_path, urdf))
+    model = read_urdf(write(tmp_path, name="robot.urdf", text=urdf))
     assert model.body_names == ["arm"]
     assert model.joints[0].type is JointType.CONTINUOUS
     body = model.bodies[0]
@@ -260,7 +253,7 @@ def test_continuous_planar_floating_and_default_axis(tmp_path):
       <joint name="j3" type="floating"><parent link="b"/><child link="c"/></joint>
     </robot>
     """
-    model = read_urdf(write(tmp_path, urdf))
+    model = read_urdf(write(tmp_path, name="robot.urdf", text=urdf))
     assert [j.type for j in model.joints] == [
         JointType.CONTINUOUS,
         JointType.PLANAR,
@@ -288,7 +281,7 @@ def test_mimic_becomes_a_coupling(tmp_path):
       </joint>
     </robot>
     """
-    path = write(tmp_path, urdf)
+    path = write(tmp_path, name="robot.urdf", text=urdf)
     model = read_urdf(path)
     (c,) = model.couplings
     assert (c.joint, c.master, c.ratio, c.offset) == ("right_joint", "left_joint", -1.0, 0.01)
@@ -308,7 +301,7 @@ def test_mimic_on_a_fixed_joint_is_ignored(tmp_path):
         <mimic joint="j1"/></joint>
     </robot>
     """
-    model = read_urdf(write(tmp_path, urdf))
+    model = read_urdf(write(tmp_path, name="robot.urdf", text=urdf))
     assert model.couplings == ()
 
 
@@ -324,7 +317,7 @@ def test_mimic_of_a_missing_joint(tmp_path):
       </joint>
     </robot>
     """
-    path = write(tmp_path, urdf)
+    path = write(tmp_path, name="robot.urdf", text=urdf)
     with pytest.raises(ModelError, match=r"'nowhere' does not exist") as err:
         read_urdf(path)
     assert f"{path}:{line_of(path, '<mimic')}:" in str(err.value)
@@ -341,7 +334,7 @@ def test_link_without_inertial(tmp_path):
       <joint name="j2" type="revolute"><parent link="massless"/><child link="heavy"/></joint>
     </robot>
     """
-    model = read_urdf(write(tmp_path, urdf))
+    model = read_urdf(write(tmp_path, name="robot.urdf", text=urdf))
     body = model.bodies[model.body_index("massless")]
     assert body.mass == 0.0
     assert _arr(body.inertia).tolist() == np.zeros((3, 3)).tolist()
@@ -360,13 +353,15 @@ def test_siblings_are_numbered_in_the_order_of_their_joint_names(tmp_path):
       <joint name="m" type="revolute"><parent link="b2"/><child link="b3"/></joint>
     </robot>
     """
-    model = read_urdf(write(tmp_path, urdf))
+    model = read_urdf(write(tmp_path, name="robot.urdf", text=urdf))
     assert model.joint_names == ["a", "m", "z"]
     assert model.parents == (-1, 0, -1)
 
 
 def test_floating_base(tmp_path):
-    path = write(tmp_path, TWO_LINKS.format(rpy="0 0 0", ixx=0.1, iyy=0.2, izz=0.25))
+    path = write(
+        tmp_path, name="robot.urdf", text=TWO_LINKS.format(rpy="0 0 0", ixx=0.1, iyy=0.2, izz=0.25)
+    )
     path.write_text(
         path.read_text().replace(
             '<link name="base"/>',
@@ -485,17 +480,27 @@ def test_no_root(tmp_path):
 
 
 def test_bad_number(tmp_path):
-    path = write(tmp_path, TWO_LINKS.format(rpy="0 0 zero", ixx=0.1, iyy=0.2, izz=0.25))
+    path = write(
+        tmp_path,
+        name="robot.urdf",
+        text=TWO_LINKS.format(rpy="0 0 zero", ixx=0.1, iyy=0.2, izz=0.25),
+    )
     with pytest.raises(ModelError, match=r"link 'arm': <origin rpy='0 0 zero'> is not 3 numbers"):
         read_urdf(path)
-    path = write(tmp_path, TWO_LINKS.format(rpy="0 0 0", ixx="heavy", iyy=0.2, izz=0.25))
+    path = write(
+        tmp_path,
+        name="robot.urdf",
+        text=TWO_LINKS.format(rpy="0 0 0", ixx="heavy", iyy=0.2, izz=0.25),
+    )
     with pytest.raises(ModelError, match=r"link 'arm': <inertia ixx='heavy'> is not a number") as e:
         read_urdf(path)
     assert f":{line_of(path, '<inertia ')}:" in str(e.value)
 
 
 def test_invalid_inertia_cites_the_link(tmp_path):
-    path = write(tmp_path, TWO_LINKS.format(rpy="0 0 0", ixx=0.1, iyy=0.2, izz=1.0))
+    path = write(
+        tmp_path, name="robot.urdf", text=TWO_LINKS.format(rpy="0 0 0", ixx=0.1, iyy=0.2, izz=1.0)
+    )
     with pytest.raises(ModelError, match="body 'arm': .*triangle inequality") as err:
         read_urdf(path)
     line = line_of(path, '<link name="arm"')
@@ -503,7 +508,7 @@ def test_invalid_inertia_cites_the_link(tmp_path):
 
 
 def test_not_a_robot(tmp_path):
-    path = write(tmp_path, "<sdf><model/></sdf>\n")
+    path = write(tmp_path, name="robot.urdf", text="<sdf><model/></sdf>\n")
     with pytest.raises(ModelError, match="not a URDF file"):
         read_urdf(path)
 

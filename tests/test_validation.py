@@ -3,10 +3,8 @@ from a file, its file:line). The builder is used for most; YAML and URDF files f
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
 import pytest
+from model_files import line_of, write
 
 from symgen.io import load
 from symgen.model import ModelBuilder, ModelError, SourceRef
@@ -31,19 +29,6 @@ def fails(builder: ModelBuilder, pattern: str) -> ModelError:
     with pytest.raises(ModelError, match=pattern) as err:
         builder.build()
     return err.value
-
-
-def write(tmp_path: Path, name: str, text: str) -> Path:
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(text).lstrip())
-    return path
-
-
-def line_of(path: Path, needle: str) -> int:
-    for number, text in enumerate(path.read_text().splitlines(), start=1):
-        if needle in text:
-            return number
-    raise AssertionError(needle)
 
 
 def test_a_valid_model_passes():
@@ -370,8 +355,8 @@ def test_placement_rotating_out_of_the_plane():
 def test_yaml_duplicate_body_cites_its_line(tmp_path):
     path = write(
         tmp_path,
-        "dup.yaml",
-        """
+        name="dup.yaml",
+        text="""
         bodies:
           - {name: a, mass: 1, inertia: [1, 1, 1]}
           - {name: a, mass: 2, inertia: [1, 1, 1]}
@@ -387,8 +372,8 @@ def test_yaml_duplicate_body_cites_its_line(tmp_path):
 def test_yaml_unreachable_body_cites_its_line(tmp_path):
     path = write(
         tmp_path,
-        "island.yaml",
-        """
+        name="island.yaml",
+        text="""
         bodies:
           - {name: a, mass: 1, inertia: [1, 1, 1]}
           - name: island
@@ -405,8 +390,8 @@ def test_yaml_unreachable_body_cites_its_line(tmp_path):
 def test_yaml_coupling_to_a_missing_joint_cites_its_line(tmp_path):
     path = write(
         tmp_path,
-        "gear.yaml",
-        """
+        name="gear.yaml",
+        text="""
         bodies:
           - {name: a, mass: 1, inertia: [1, 1, 1]}
         joints:
@@ -423,8 +408,8 @@ def test_yaml_coupling_to_a_missing_joint_cites_its_line(tmp_path):
 def test_yaml_zero_axis_cites_the_joint_line(tmp_path):
     path = write(
         tmp_path,
-        "axis.yaml",
-        """
+        name="axis.yaml",
+        text="""
         bodies:
           - {name: a, mass: 1, inertia: [1, 1, 1]}
         joints:
@@ -455,7 +440,7 @@ URDF_CYCLE = """
 
 
 def test_urdf_cycle_cites_the_joint_line(tmp_path):
-    path = write(tmp_path, "cyc.urdf", URDF_CYCLE)
+    path = write(tmp_path, name="cyc.urdf", text=URDF_CYCLE)
     with pytest.raises(ModelError, match=r"already has parent joint") as err:
         load(path)
     line = line_of(path, '<joint name="j3"')
@@ -465,8 +450,8 @@ def test_urdf_cycle_cites_the_joint_line(tmp_path):
 def test_urdf_indefinite_inertia_cites_the_link_line(tmp_path):
     path = write(
         tmp_path,
-        "psd.urdf",
-        URDF_CYCLE.replace(
+        name="psd.urdf",
+        text=URDF_CYCLE.replace(
             '<joint name="j3" type="revolute"><parent link="base"/><child link="b"/></joint>', ""
         ).replace(
             'iyy="1" iyz="0" izz="1"/></inertial></link>\n  <link name="b">',
@@ -477,3 +462,75 @@ def test_urdf_indefinite_inertia_cites_the_link_line(tmp_path):
         load(path)
     line = line_of(path, '<link name="a"')
     assert str(err.value).startswith(f"{path}:{line}: ")
+
+
+# ---------------------------------------------------------------------- lumped bodies
+def test_placeholder_inertia_merged_into_a_real_body_is_accepted():
+    """Triangle/PSD checks apply to the bodies that carry dynamics, after lumping: a
+    massless link with a placeholder inertia (all entries equal, as some URDFs have) is
+    fine once merged into a real body."""
+    b = chain()
+    b.body("placeholder", mass=0.0, inertia=((1e-6,) * 3,) * 3)
+    b.joint("weld", "fixed", parent="b", child="placeholder", xyz=(0, 0, -0.2))
+    b.build()
+
+
+def test_lumped_body_that_is_not_positive_semidefinite_is_named():
+    b = chain()
+    b.body("bad", mass=0.0, inertia=((-1.0, 0, 0), (0, -1.0, 0), (0, 0, -1.0)))
+    b.joint("weld", "fixed", parent="b", child="bad")
+    fails(b, r"body 'b': rotational inertia is not positive semi-definite")
+
+
+def test_tiny_inertia_noise_is_tolerated():
+    chain(inertia=(5.45e-20, 1e-20, 2e-20)).build()
+
+
+# ---------------------------------------------------------------------- limits
+def test_lower_limit_above_upper():
+    from symgen.model import Limits
+
+    b = ModelBuilder("r")
+    b.body("a", mass=1.0, inertia=BOX)
+    b.joint("ja", "revolute", "world", "a", limits=Limits(lower=1.0, upper=-1.0), source=HERE)
+    fails(b, r"model.py:7: joint 'ja': lower limit 1 is above upper limit -1")
+
+
+# ---------------------------------------------------------------------- couplings
+def test_joint_coupled_to_itself():
+    b = chain()
+    b.coupling("jb", master="jb", source=HERE)
+    fails(b, r"coupling of joint 'jb': a joint cannot be coupled to itself")
+
+
+def test_joint_coupled_twice():
+    b = chain()
+    b.coupling("jb", master="ja")
+    b.coupling("jb", master="ja", ratio=2.0, source=HERE)
+    fails(b, r"model.py:7: coupling of joint 'jb': joint already coupled to 'ja'")
+
+
+def test_coupling_cycle():
+    b = chain()
+    b.coupling("jb", master="ja")
+    b.coupling("ja", master="jb")
+    fails(b, r"couplings form a cycle through joint")
+
+
+def test_coupling_to_a_loop_joint():
+    b = chain()
+    b.loop_joint("close", "revolute", parent="world", child="b", axis=(0, 1, 0))
+    b.coupling("jb", master="close", source=HERE)
+    fails(b, r"coupling of joint 'jb': master joint 'close' is a loop joint")
+
+
+# ---------------------------------------------------------------------- parameter values
+def test_resolve_rejects_a_negative_parameter_mass():
+    b = chain()
+    m = b.parameter("payload", 1.0)
+    b.body("tool", mass=m, inertia=BOX)
+    b.joint("flange", "fixed", parent="b", child="tool")
+    model = b.build()
+    assert model.resolve({"payload": 2.0}).bodies[1].mass == pytest.approx(3.0)
+    with pytest.raises(ModelError, match=r"body 'b': negative mass"):
+        model.resolve({"payload": -5.0})

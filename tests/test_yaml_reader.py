@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
+from model_files import line_of, write
 
 from symgen.io import load
 from symgen.io.yaml_format import read_yaml
@@ -18,19 +18,6 @@ MODELS = Path(__file__).resolve().parent.parent / "examples" / "models"
 
 def _arr(x) -> np.ndarray:
     return np.array(x, dtype=float)
-
-
-def write(tmp_path: Path, text: str, name: str = "model.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(text).lstrip())
-    return path
-
-
-def line_of(path: Path, needle: str) -> int:
-    for number, text in enumerate(path.read_text().splitlines(), start=1):
-        if needle in text:
-            return number
-    raise AssertionError(f"{needle!r} not in {path}")
 
 
 def world_poses(model) -> dict[str, Transform]:
@@ -84,6 +71,10 @@ def test_slider_crank():
     assert (loop.parent, loop.child) == ("rod", "slider")
     assert model.joints[2].limits.lower == -0.06
     assert_loops_closed(model)
+    assert model.parameter_names == ["m_piston"]
+    slider = model.resolve({"m_piston": 0.5}).bodies[2]
+    assert slider.mass == pytest.approx(0.5)
+    assert slider.inertia[2][2] == pytest.approx(0.5 * (0.04**2 + 0.03**2) / 12)
 
 
 def test_double_pendulum_with_a_runtime_parameter():
@@ -467,3 +458,13 @@ def test_empty_file_and_wrong_top_level(tmp_path):
 def test_builder_errors_cite_the_element_line(tmp_path):
     path = write(tmp_path, BASE.replace("mass: 1", "mass: -1"))
     check_error(path, "- name: link", r"body 'link': negative mass")
+
+
+@pytest.mark.parametrize("name", ["four_bar", "slider_crank"])
+def test_worked_examples_in_the_docs_match_the_files(name):
+    """docs/model-format.md quotes the example files (without their header comment)."""
+    doc = (MODELS.parent.parent / "docs" / "model-format.md").read_text()
+    quoted = doc.split(f"# examples/models/{name}.yaml\n", 1)[1].split("\n```", 1)[0]
+    lines = (MODELS / f"{name}.yaml").read_text().splitlines()
+    first = next(i for i, t in enumerate(lines) if t.strip() and not t.startswith("#"))
+    assert quoted == "\n".join(lines[first:]).rstrip()

@@ -119,9 +119,18 @@ class Model:
         if not self.parameters and not overrides:
             return self
         values = self.parameter_values(overrides)
-        resolved = _map_scalars(self, lambda x: evaluate(x, values))
-        check_model_bodies(resolved.bodies, {})  # e.g. a negative payload mass
-        return dataclasses.replace(resolved, parameters=())
+        key = tuple(sorted(values.items()))
+        cached = self._resolved.get(key)
+        if cached is None:
+            resolved = _map_scalars(self, lambda x: evaluate(x, values))
+            check_model_bodies(resolved.bodies, {})  # e.g. a negative payload mass
+            cached = self._resolved[key] = dataclasses.replace(resolved, parameters=())
+        return cached
+
+    @cached_property
+    def _resolved(self) -> dict[tuple, Model]:
+        """Numeric copies already made by :meth:`resolve`, by parameter values."""
+        return {}
 
     def used_parameters(self) -> set[str]:
         """Names of parameters that some value of the model depends on."""
