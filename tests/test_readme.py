@@ -38,3 +38,12 @@ def test_main_job_script_runs_and_passes():
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "passed" in result.stdout
+
+
+def test_python_usage_example_runs(monkeypatch):
+    text = (ROOT / "README.md").read_text()
+    snippet = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    monkeypatch.chdir(ROOT)
+    namespace: dict = {}
+    exec(compile(snippet, "README.md", "exec"), namespace)
+    assert abs(namespace["qdd"]).max() < 1e-9  # gravity compensation: no acceleration
