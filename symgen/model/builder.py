@@ -351,10 +351,32 @@ class ModelBuilder:
         tree = [_normalized(j) for j in tree]
         loops = [_normalized(j) for j in loops]
         model = _merge_fixed(self, order, tree, loops, bodies, gravity)
-        check_model_bodies(model.bodies, values)  # inertia checks on the lumped bodies
+        self._check_lumped_bodies(model, bodies, values)
         self._check_couplings(tree, loops)
         _check_moving_leaves(model, values)
         return model
+
+    def _check_lumped_bodies(
+        self, model: Model, bodies: dict[str, Body], values: dict[str, float]
+    ) -> None:
+        """Inertia checks on the bodies that carry dynamics, after fixed-joint lumping (a
+        placeholder inertia on a merged massless link is harmless); an error on a lumped body
+        names the links merged into it."""
+        for body in model.bodies:
+            try:
+                check_model_bodies([body], values)
+            except ModelError as exc:
+                merged = [f.name for f in model.frames if f.body == body.name and f.name in bodies]
+                if not merged:
+                    raise
+                message = str(exc)
+                if body.source is not None:
+                    message = message.removeprefix(f"{body.source}: ")
+                raise ModelError(
+                    f"{message}, after merging the fixed links {', '.join(map(repr, merged))} "
+                    f"into it",
+                    body.source,
+                ) from None
 
     def _check_names(self) -> None:
         seen: dict[str, str] = {self.root: "body"}
