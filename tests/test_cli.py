@@ -35,12 +35,20 @@ def test_info_floating_base_adds_free_joint():
     assert "nq, nv     19, 18" in result.output
 
 
-@pytest.mark.parametrize("name", ["four_bar.yaml", "slider_crank.yaml"])
-def test_info_yaml_shows_loops_and_parameters(name):
+@pytest.mark.parametrize(
+    ("name", "loop", "parameter"),
+    [("four_bar.yaml", "coupler_rocker", None), ("slider_crank.yaml", "wrist_pin", "m_piston")],
+)
+def test_info_yaml_shows_loops_and_parameters(name, loop, parameter):
     result = run("info", str(EXAMPLES / name))
     assert result.exit_code == 0, result.output
-    assert "loop joints (1)" in result.output or "loop joints (2)" in result.output
-    assert "runtime parameters" in result.output
+    out = result.output
+    assert "loop joints (1)" in out and loop in out
+    assert "plane      xy" in out
+    if parameter:
+        assert "runtime parameters (1)" in out and parameter in out
+    else:
+        assert "runtime parameters (0)" in out
 
 
 def test_missing_file_is_one_line_exit_2(tmp_path):

@@ -560,7 +560,7 @@ def _merge_fixed(
         ]
         body = bodies[j.child]
         if len(parts) > 1:
-            mass, com, inertia = lump(body.name, parts)
+            mass, com, inertia = lump(parts)
             body = Body(body.name, mass, com, inertia, body.source)
         merged_bodies.append(body)
     frames = extra_frames + [

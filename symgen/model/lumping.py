@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from .elements import Body
 from .scalars import Mat3, Scalar, Vec3, is_symbolic
-from .transform import Transform, mat3, mat_mul, mat_vec, transpose, vec3
+from .transform import Transform, mat3, mat_mul, transpose, vec3
 
 
 def _dot(a: Vec3, b: Vec3) -> Scalar:
@@ -27,9 +27,9 @@ def _shift(mass: Scalar, c: Vec3) -> Mat3:
     )
 
 
-def lump(name: str, parts: Sequence[tuple[Body, Transform]]) -> tuple[Scalar, Vec3, Mat3]:
+def lump(parts: Sequence[tuple[Body, Transform]]) -> tuple[Scalar, Vec3, Mat3]:
     """Mass, centre of mass and inertia about it, of the bodies ``parts`` (each with its pose
-    in the frame of the resulting body) rigidly joined; the result is named ``name``."""
+    in the frame of the resulting body) rigidly joined."""
     mass: Scalar = 0.0
     first_moment: Vec3 = (0.0, 0.0, 0.0)
     origin_inertia: Mat3 = ((0.0,) * 3,) * 3  # type: ignore[assignment]
@@ -53,4 +53,4 @@ def lump(name: str, parts: Sequence[tuple[Body, Transform]]) -> tuple[Scalar, Ve
     return mass, com, inertia
 
 
-__all__ = ["lump", "mat_vec"]
+__all__ = ["lump"]
