@@ -1,6 +1,7 @@
 """symgen: specialized closed-form C dynamics kernels for multibody systems."""
 
 from . import reference
+from .generate import KernelSet, Options, generate
 from .io import load
 from .model import (
     Body,
@@ -20,13 +21,16 @@ __all__ = [
     "Body",
     "Frame",
     "Joint",
+    "KernelSet",
     "JointType",
     "Model",
     "ModelBuilder",
     "ModelError",
+    "Options",
     "Parameter",
     "SymgenError",
     "__version__",
+    "generate",
     "load",
     "reference",
 ]

@@ -1,0 +1,90 @@
+"""Forward dynamics through the mass matrix: 𝓜 θ̈ = T − 𝒞 solved with an unrolled sparse
+LᵀDL factorization that follows the tree (Featherstone 2008, §6.5, Tables 6.3-6.4).
+
+With λ(k) the parent of DOF k (the previous DOF of the same joint, or the last DOF of the
+parent joint), 𝓜(i, k) is structurally zero unless i is an ancestor of k or k of i, and the
+factorization 𝓜 = LᵀDL creates no fill-in: only the entries on each DOF's ancestor path are
+computed. Never a general dense solve.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..expr import Expr
+from ..program import ProgramBuilder
+from .recursions import inverse_dynamics, mass_matrix
+from .tree import SymbolicTree
+
+
+def dof_parents(tree: SymbolicTree) -> list[int]:
+    """λ(k) for every DOF (-1 at the root)."""
+    parents = [-1] * tree.nv
+    for hinge in tree.hinges:
+        prev = -1
+        h = hinge.parent
+        while h >= 0 and prev < 0:
+            prev = tree.hinges[h].dofs[-1] if tree.hinges[h].dofs else -1
+            h = tree.hinges[h].parent
+        for d in hinge.dofs:
+            parents[d] = prev
+            prev = d
+    return parents
+
+
+def ltdl(b: ProgramBuilder, M: list[list[Expr]], parent: Sequence[int]) -> list[list[Expr]]:
+    """In-place LᵀDL of 𝓜 (Featherstone 2008, Table 6.3): afterwards the diagonal holds D
+    and the entries (k, i), i an ancestor of k, hold L."""
+    H = [list(row) for row in M]
+    for k in reversed(range(len(H))):
+        i = parent[k]
+        inv_d = b.emit(1 / H[k][k]) if i >= 0 else None
+        while i >= 0:
+            a = b.emit(H[k][i] * inv_d)
+            j = i
+            while j >= 0:
+                H[i][j] = b.emit(H[i][j] - a * H[k][j])
+                j = parent[j]
+            H[k][i] = a
+            i = parent[i]
+    return H
+
+
+def ltdl_solve(
+    b: ProgramBuilder, H: list[list[Expr]], parent: Sequence[int], rhs: Sequence[Expr]
+) -> list[Expr]:
+    """``x = L⁻¹ D⁻¹ L⁻ᵀ rhs`` for the factors of :func:`ltdl` (Featherstone 2008, Table 6.4)."""
+    x = list(rhs)
+    n = len(x)
+    for i in reversed(range(n)):
+        j = parent[i]
+        while j >= 0:
+            x[j] = b.emit(x[j] - H[i][j] * x[i])
+            j = parent[j]
+    for i in range(n):
+        x[i] = b.emit(x[i] / H[i][i])
+    for i in range(n):
+        j = parent[i]
+        while j >= 0:
+            x[i] = b.emit(x[i] - H[i][j] * x[j])
+            j = parent[j]
+    return x
+
+
+def forward_dynamics(
+    b: ProgramBuilder,
+    tree: SymbolicTree,
+    v: Sequence[Expr],
+    tau: Sequence[Expr],
+    f_ext: Sequence[Expr] | None = None,
+) -> list[Expr]:
+    """θ̈ = 𝓜⁻¹(T − 𝒞): 𝒞 by Newton-Euler at θ̈ = 0, 𝓜 the composite-body way, then the
+    sparse LᵀDL solve."""
+    bias = inverse_dynamics(b, tree, v, None, f_ext)
+    M = mass_matrix(b, tree)
+    parent = dof_parents(tree)
+    H = ltdl(b, M, parent)
+    return ltdl_solve(b, H, parent, [b.emit(t - c) for t, c in zip(tau, bias, strict=True)])
+
+
+__all__ = ["dof_parents", "forward_dynamics", "ltdl", "ltdl_solve"]

@@ -1,0 +1,232 @@
+"""Program optimisation: common-subexpression elimination, dead-code elimination, and
+operation counts (design.md §2).
+
+The builder's hash-consing already shares every expression emitted twice; CSE here finds
+what hash-consing cannot see: a subexpression repeated *inside* different assignments
+(``t3*t7`` in ``t3*t7 + t1`` and in ``2*t3*t7``), or one equal to an earlier temporary, up to
+sign. Dead-code elimination drops every assignment no output depends on. Both are exact
+rewrites, deterministic, and linear in the program size.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .expr import Add, Call, Expr, Less, Mul, Num, Select, Sym, extract_minus_sign, is_atom
+from .program import Program
+
+OP_KINDS = ("add", "mul", "div", "sqrt", "trig", "other")
+
+
+# ---------------------------------------------------------------------- operation counts
+def count_ops(expr: Expr, counts: Counter | None = None) -> Counter:
+    """Floating-point operations to evaluate ``expr`` once, by kind.
+
+    Conventions: an n-term sum is n−1 ``add`` (subtraction included); a product of n factors
+    is n−1 ``mul`` plus one ``div`` when it has a denominator (``a*b/(c*d)``: 2 mul, 1 div);
+    multiplying by ±1 and negation are free; ``x**k`` (k > 1) is k−1 mul; ``sqrt`` one
+    ``sqrt``; ``sin``/``cos`` one ``trig``; a selection (``a < b ? x : y``) one ``other``.
+    """
+    c = Counter() if counts is None else counts
+    _count(expr, c)
+    return c
+
+
+def _count(e: Expr, c: Counter) -> None:
+    if isinstance(e, Num | Sym):
+        return
+    if isinstance(e, Add):
+        c["add"] += len(e.terms) + (e.const != 0.0) - 1
+        for base, coeff in e.terms:
+            if abs(coeff) != 1.0:
+                c["mul"] += 1
+            _count(base, c)
+    elif isinstance(e, Mul):
+        numerator = sum(x for _, x in e.factors if x > 0) + (abs(e.coeff) != 1.0)
+        denominator = sum(-x for _, x in e.factors if x < 0)
+        c["mul"] += max(numerator - 1, 0) + max(denominator - 1, 0)
+        if denominator:
+            c["div"] += 1
+        for base, _ in e.factors:
+            _count(base, c)
+    elif isinstance(e, Call):
+        c["sqrt" if e.fn == "sqrt" else "trig"] += 1
+        _count(e.arg, c)
+    elif isinstance(e, Select):
+        c["other"] += 1
+        for child in e.children():
+            _count(child, c)
+    elif isinstance(e, Less):
+        _count(e.lhs, c)
+        _count(e.rhs, c)
+    else:  # pragma: no cover
+        raise TypeError(f"unknown expression {type(e).__name__}")
+
+
+def program_op_counts(program: Program) -> dict[str, int]:
+    """Operation counts of a whole program by kind, plus ``total``."""
+    c: Counter = Counter()
+    for _, expr in program.assignments:
+        _count(expr, c)
+    for _, exprs in program.outputs:
+        for expr in exprs:
+            _count(expr, c)
+    out = {kind: int(c[kind]) for kind in OP_KINDS}
+    out["total"] = sum(out.values())
+    return out
+
+
+# ---------------------------------------------------------------------- CSE
+def _canonical(e: Expr) -> tuple[Expr, int]:
+    """(positive form, sign) with ``e == sign * positive form``."""
+    if extract_minus_sign(e):
+        return -e, -1
+    return e, 1
+
+
+def _opaque(e: Expr) -> bool:
+    return is_atom(e) or isinstance(e, Select | Less)
+
+
+def _subterms(e: Expr) -> list[Expr]:
+    """Operands CSE may share: the children, and a product without its coefficient."""
+    kids = list(e.children())
+    if isinstance(e, Mul) and e.coeff not in (1.0, -1.0) and (
+        len(e.factors) > 1 or e.factors[0][1] != 1
+    ):
+        kids.append(e.without_coeff())
+    return kids
+
+
+class _CSE:
+    """Two passes over the program: count repeated subexpressions, then rebuild with each
+    repeated one (or one equal to an existing temporary) replaced by a temporary."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.counts: Counter = Counter()
+        self.defined: dict[Expr, Expr] = {}  # canonical expression -> ±temporary
+        self.alias: dict[Expr, Expr] = {}
+        self.out: list[tuple[Sym, Expr]] = []
+        self.memo: dict[Expr, Expr] = {}
+        self.fresh = 0
+
+    def count(self) -> None:
+        seen: set[Expr] = {_canonical(rhs)[0] for _, rhs in self.program.assignments}
+        for _, rhs in self.program.assignments:
+            if _opaque(rhs):
+                continue
+            stack = _subterms(rhs)
+            while stack:
+                e = stack.pop()
+                if _opaque(e):
+                    continue
+                key = _canonical(e)[0]
+                self.counts[key] += 1
+                if key in seen:
+                    continue
+                seen.add(key)
+                stack.extend(_subterms(e))
+
+    def rebuild(self) -> Program:
+        for sym, rhs in self.program.assignments:
+            new = self._rebuild(rhs, root=True)
+            key, sign = _canonical(new)
+            if is_atom(new):
+                self.alias[sym] = new
+            elif key in self.defined:
+                self.alias[sym] = self.defined[key] if sign > 0 else -self.defined[key]
+            else:
+                self.defined[key] = sym if sign > 0 else -sym
+                self.out.append((sym, new))
+        outputs = tuple(
+            (spec, tuple(self._rebuild(e, root=False) for e in exprs))
+            for spec, exprs in self.program.outputs
+        )
+        return Program(
+            self.program.name, self.program.inputs, tuple(self.out), outputs, self.program.doc
+        )
+
+    def _rebuild(self, e: Expr, root: bool) -> Expr:
+        if isinstance(e, Num):
+            return e
+        if isinstance(e, Sym):
+            return self.alias.get(e, e)
+        if _opaque(e):
+            return e.replace(self.alias) if self.alias else e
+        if not root:
+            hit = self.memo.get(e)
+            if hit is not None:
+                return hit
+        if isinstance(e, Mul) and len(_subterms(e)) > len(e.factors):
+            new = Num(e.coeff) * self._rebuild(e.without_coeff(), root=False)
+        else:
+            new = e.rebuild([self._rebuild(k, root=False) for k in e.children()])
+        if not root and not is_atom(new):
+            key, sign = _canonical(new)
+            hit = self.defined.get(key)
+            if hit is None and self.counts[_canonical(e)[0]] >= 2:
+                sym = Sym(f"c{self.fresh}")
+                self.fresh += 1
+                self.defined[key] = hit = sym
+                self.out.append((sym, key))
+            if hit is not None:
+                new = hit if sign > 0 else -hit
+        if not root:
+            self.memo[e] = new
+        return new
+
+
+def cse(program: Program) -> Program:
+    """Common-subexpression elimination over the whole program (exact, deterministic)."""
+    pass_ = _CSE(program)
+    pass_.count()
+    return pass_.rebuild()
+
+
+# ---------------------------------------------------------------------- DCE, renaming
+def eliminate_dead_code(program: Program) -> Program:
+    """Drop every assignment that no output depends on."""
+    live: set[Sym] = set()
+    for _, exprs in program.outputs:
+        for e in exprs:
+            live |= e.symbols()
+    kept = []
+    for sym, rhs in reversed(program.assignments):
+        if sym in live:
+            kept.append((sym, rhs))
+            live |= rhs.symbols()
+    return Program(
+        program.name, program.inputs, tuple(reversed(kept)), program.outputs, program.doc
+    )
+
+
+def renumber(program: Program) -> Program:
+    """Rename temporaries ``t0, t1, ...`` in order of assignment."""
+    mapping: dict[Expr, Expr] = {
+        sym: Sym(f"t{i}") for i, (sym, _) in enumerate(program.assignments)
+    }
+    assignments = tuple((mapping[s], rhs.replace(mapping)) for s, rhs in program.assignments)
+    outputs = tuple(
+        (spec, tuple(e.replace(mapping) for e in exprs)) for spec, exprs in program.outputs
+    )
+    return Program(program.name, program.inputs, assignments, outputs, program.doc)  # type: ignore
+
+
+def optimize(program: Program, use_cse: bool = True) -> Program:
+    """Dead-code elimination, CSE (optional), dead-code elimination again, renumbering."""
+    program = eliminate_dead_code(program)
+    if use_cse:
+        program = eliminate_dead_code(cse(program))
+    return renumber(program)
+
+
+__all__ = [
+    "OP_KINDS",
+    "count_ops",
+    "cse",
+    "eliminate_dead_code",
+    "optimize",
+    "program_op_counts",
+    "renumber",
+]

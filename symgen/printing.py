@@ -1,0 +1,120 @@
+"""Print :mod:`symgen.expr` expressions as Python or C source.
+
+Sums print as ``a - 2.5*b + c``, products as ``a*b/(c*d)``, integer powers as repeated
+products, ``sin``/``cos``/``sqrt`` as calls (``math.sin`` in Python; ``sinf`` in C with
+``float``), and a :class:`~symgen.expr.Select` as a conditional expression. Number literals
+round-trip exactly (``repr`` of the double; C float literals get an ``f`` suffix).
+"""
+
+from __future__ import annotations
+
+from .expr import Add, Call, Expr, Less, Mul, Num, Select, Sym
+
+
+class Printer:
+    """Expression printer; subclasses pick the language details."""
+
+    def number(self, value: float) -> str:
+        return repr(value)
+
+    def function(self, name: str) -> str:
+        return name
+
+    def select(self, cond: str, then: str, other: str) -> str:
+        raise NotImplementedError
+
+    def __call__(self, e: Expr) -> str:
+        return self.expr(e)
+
+    def expr(self, e: Expr) -> str:
+        if isinstance(e, Num):
+            return self.number(e.value)
+        if isinstance(e, Sym):
+            return e.name
+        if isinstance(e, Add):
+            return self._add(e)
+        if isinstance(e, Mul):
+            return self._mul(e)
+        if isinstance(e, Call):
+            return f"{self.function(e.fn)}({self.expr(e.arg)})"
+        if isinstance(e, Less):
+            return f"{self._atom(e.lhs)} < {self._atom(e.rhs)}"
+        if isinstance(e, Select):
+            return self.select(self.expr(e.cond), self.expr(e.then), self.expr(e.other))
+        raise TypeError(f"cannot print {type(e).__name__}")
+
+    def _atom(self, e: Expr) -> str:
+        text = self.expr(e)
+        if isinstance(e, Add | Select | Less) or (isinstance(e, Num) and e.value < 0):
+            return f"({text})"
+        if isinstance(e, Mul) and e.coeff < 0:
+            return f"({text})"
+        return text
+
+    def _factor(self, e: Expr) -> str:
+        """An operand of a product: sums and conditionals get parentheses."""
+        text = self.expr(e)
+        if isinstance(e, Add | Select | Less) or (isinstance(e, Mul) and e.coeff < 0):
+            return f"({text})"
+        if isinstance(e, Num) and e.value < 0:
+            return f"({text})"
+        return text
+
+    def _add(self, e: Add) -> str:
+        parts: list[str] = []
+        for base, c in e.terms:
+            body = self._factor(base)
+            if abs(c) != 1.0:
+                body = f"{self.number(abs(c))}*{body}"
+            sign = "-" if c < 0 else "+"
+            parts.append(f"{sign} {body}")
+        if e.const != 0.0:
+            parts.append(f"{'-' if e.const < 0 else '+'} {self.number(abs(e.const))}")
+        text = " ".join(parts)
+        if text.startswith("+ "):
+            return text[2:]
+        return "-" + text[2:]
+
+    def _mul(self, e: Mul) -> str:
+        num: list[str] = []
+        den: list[str] = []
+        for base, exp in e.factors:
+            text = self._factor(base)
+            (num if exp > 0 else den).extend([text] * abs(exp))
+        coeff = e.coeff
+        if abs(coeff) != 1.0 or not num:
+            num.insert(0, self.number(abs(coeff)))
+        text = "*".join(num)
+        if den:
+            text += "/" + (den[0] if len(den) == 1 else "(" + "*".join(den) + ")")
+        return ("-" if coeff < 0 else "") + text
+
+
+class PythonPrinter(Printer):
+    def function(self, name: str) -> str:
+        return f"math.{name}"
+
+    def select(self, cond: str, then: str, other: str) -> str:
+        return f"({then} if {cond} else {other})"
+
+
+class CPrinter(Printer):
+    """C99; ``real="float"`` uses float literals and ``sinf``/``cosf``/``sqrtf``."""
+
+    def __init__(self, real: str = "double") -> None:
+        self.real = real
+
+    def number(self, value: float) -> str:
+        text = repr(value)
+        if "e" not in text and "." not in text:
+            text += ".0"
+        return text + ("f" if self.real == "float" else "")
+
+    def function(self, name: str) -> str:
+        return name + ("f" if self.real == "float" else "")
+
+    def select(self, cond: str, then: str, other: str) -> str:
+        return f"(({cond}) ? {then} : {other})"
+
+
+__all__ = ["CPrinter", "Printer", "PythonPrinter"]

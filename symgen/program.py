@@ -1,0 +1,188 @@
+"""The Program IR: a kernel as a straight-line program (design.md §2).
+
+A :class:`Program` has named input arrays (``q``, ``v``, ``tau``, ``params``, ...), an ordered
+list of assignments ``t_k = expr(inputs, earlier temporaries)`` and named output arrays whose
+elements are atoms (numbers, input elements, temporaries or their negation). Element ``i`` of
+input array ``q`` is the symbol named ``q[i]``, so that the printed program is valid
+Python and C at once; temporaries are named ``t0, t1, ...``.
+
+Formulations build a program with :class:`ProgramBuilder`: :meth:`~ProgramBuilder.emit` passes
+atoms through, reuses the temporary of an expression emitted before (hash-consing, up to sign)
+and assigns anything else to a fresh temporary. Because every intermediate quantity is a
+symbol or a number, structural zeros and ones fold away as the next expression is built
+(:mod:`symgen.expr`), and each expression stays small. :mod:`symgen.optimize` then runs CSE
+and dead-code elimination and counts operations.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from .expr import Expr, Sym, as_expr, extract_minus_sign, is_atom
+from .printing import PythonPrinter
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """A named input or output array: its shape (row-major) and one line of documentation."""
+
+    name: str
+    shape: tuple[int, ...]
+    doc: str = ""
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
+@dataclass(frozen=True)
+class Program:
+    """A straight-line kernel: inputs, ordered assignments, outputs (flattened row-major)."""
+
+    name: str
+    inputs: tuple[ArraySpec, ...]
+    assignments: tuple[tuple[Sym, Expr], ...]
+    outputs: tuple[tuple[ArraySpec, tuple[Expr, ...]], ...]
+    doc: str = ""
+
+    @property
+    def output_specs(self) -> tuple[ArraySpec, ...]:
+        return tuple(spec for spec, _ in self.outputs)
+
+    def op_counts(self) -> dict[str, int]:
+        """Operations per kind (``add mul div sqrt trig other total``); see
+        :func:`symgen.optimize.count_ops`."""
+        from .optimize import program_op_counts
+
+        return program_op_counts(self)
+
+    def lines(self) -> list[str]:
+        """The program as text, one assignment or output element per line."""
+        printer = PythonPrinter()
+        out = [f"# {self.name}({', '.join(s.name for s in self.inputs)})"]
+        out += [f"{sym} = {printer(expr)}" for sym, expr in self.assignments]
+        for spec, exprs in self.outputs:
+            out += [f"{spec.name}[{i}] = {printer(e)}" for i, e in enumerate(exprs)]
+        return out
+
+    def python_source(self) -> str:
+        """A Python function ``kernel(<inputs>)`` that evaluates the program with ``math``."""
+        printer = PythonPrinter()
+        args = ", ".join(spec.name for spec in self.inputs)
+        body = [f"def kernel({args}):"]
+        body += [f"    {sym} = {printer(expr)}" for sym, expr in self.assignments]
+        for spec, exprs in self.outputs:
+            items = ", ".join(printer(e) for e in exprs)
+            body.append(f"    out_{spec.name} = [{items}]")
+        names = ", ".join(f"{spec.name!r}: out_{spec.name}" for spec, _ in self.outputs)
+        body.append(f"    return {{{names}}}")
+        return "\n".join(body) + "\n"
+
+    @cached_property
+    def _python_kernel(self) -> Callable[..., dict[str, list[float]]]:
+        namespace: dict[str, object] = {"math": math}
+        exec(compile(self.python_source(), f"<program {self.name}>", "exec"), namespace)
+        return namespace["kernel"]  # type: ignore[return-value]
+
+    def evaluate(self, **inputs: object) -> dict[str, np.ndarray]:
+        """Evaluate the program in Python (the evaluator that tests the symbolic layer before
+        any C exists). Inputs are array-likes of the declared sizes (any shape with that many
+        elements); outputs come back as float arrays of their declared shapes."""
+        missing = [s.name for s in self.inputs if s.name not in inputs]
+        unknown = sorted(set(inputs) - {s.name for s in self.inputs})
+        if missing or unknown:
+            raise TypeError(
+                f"{self.name}: expected inputs {[s.name for s in self.inputs]}, "
+                f"missing {missing}, unknown {unknown}"
+            )
+        args = []
+        for spec in self.inputs:
+            flat = np.asarray(inputs[spec.name], dtype=float).reshape(-1)
+            if flat.size != spec.size:
+                raise ValueError(
+                    f"{self.name}: input {spec.name} must have {spec.size} elements "
+                    f"(shape {spec.shape}), got {flat.size}"
+                )
+            args.append([float(x) for x in flat])
+        raw = self._python_kernel(*args)
+        return {
+            spec.name: np.array(raw[spec.name], dtype=float).reshape(spec.shape)
+            for spec in self.output_specs
+        }
+
+
+class ProgramBuilder:
+    """Builds a :class:`Program` one emitted expression at a time (design.md §2)."""
+
+    def __init__(self, name: str, doc: str = "") -> None:
+        self.name = name
+        self.doc = doc
+        self._inputs: list[ArraySpec] = []
+        self._assignments: list[tuple[Sym, Expr]] = []
+        self._memo: dict[Expr, Sym] = {}
+        self._outputs: list[tuple[ArraySpec, tuple[Expr, ...]]] = []
+
+    # ------------------------------------------------------------------ inputs / outputs
+    def input(self, name: str, shape: int | Sequence[int], doc: str = "") -> list[Sym]:
+        """Declare an input array; returns its elements (flattened row-major) as symbols."""
+        spec = ArraySpec(name, _shape(shape), doc)
+        if any(s.name == name for s in self._inputs):
+            raise ValueError(f"{self.name}: input {name!r} declared twice")
+        self._inputs.append(spec)
+        return [Sym(f"{name}[{i}]") for i in range(spec.size)]
+
+    def output(
+        self, name: str, shape: int | Sequence[int], values: Iterable[Expr], doc: str = ""
+    ) -> None:
+        """Declare an output array with its element values (flattened row-major)."""
+        spec = ArraySpec(name, _shape(shape), doc)
+        items = tuple(self.emit(x) for x in values)
+        if len(items) != spec.size:
+            raise ValueError(f"{self.name}: output {name!r} needs {spec.size} values")
+        self._outputs.append((spec, items))
+
+    # ------------------------------------------------------------------ emission
+    def emit(self, expr: Expr | float) -> Expr:
+        """An atom equal to ``expr``: atoms pass through, a repeated expression (or its
+        negation) reuses its temporary, anything else gets a new temporary."""
+        expr = as_expr(expr)
+        if is_atom(expr):
+            return expr
+        if extract_minus_sign(expr):
+            return -self._temporary(-expr)
+        return self._temporary(expr)
+
+    def emit_all(self, exprs: Iterable[Expr]) -> list[Expr]:
+        return [self.emit(e) for e in exprs]
+
+    def _temporary(self, expr: Expr) -> Expr:
+        if is_atom(expr):
+            return expr
+        sym = self._memo.get(expr)
+        if sym is None:
+            sym = Sym(f"t{len(self._assignments)}")
+            self._memo[expr] = sym
+            self._assignments.append((sym, expr))
+        return sym
+
+    def build(self) -> Program:
+        """The program as built (no optimisation; see :func:`symgen.optimize.optimize`)."""
+        return Program(
+            self.name,
+            tuple(self._inputs),
+            tuple(self._assignments),
+            tuple(self._outputs),
+            self.doc,
+        )
+
+
+def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
+    return (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
+
+
+__all__ = ["ArraySpec", "Program", "ProgramBuilder", "is_atom"]
