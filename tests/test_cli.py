@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,15 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "models"
 
 def run(*args: str):
     return CliRunner().invoke(main, list(args))
+
+
+def run_split(*args: str):
+    """Invoke with stdout and stderr kept apart (``result.stdout``, ``result.stderr``)."""
+    try:
+        runner = CliRunner(mix_stderr=False)  # click < 8.2
+    except TypeError:
+        runner = CliRunner()  # click >= 8.2 always records stderr separately
+    return runner.invoke(main, list(args))
 
 
 def test_info_panda_lists_structure():
@@ -91,3 +101,84 @@ def test_info_runs_on_every_example_robot_data_urdf():
         else:
             assert len(result.output.strip().splitlines()) == 1, result.output
     assert loaded >= len(urdfs) // 2
+
+
+PENDULUM = str(EXAMPLES / "double_pendulum.yaml")
+OP_KEYS = {"add", "mul", "div", "sqrt", "trig", "other", "total"}
+
+
+def test_info_ops_json_is_one_object_of_counts():
+    result = run_split("info", PENDULUM, "--ops", "--json")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    counts = json.loads(result.stdout)  # nothing but the JSON object on stdout
+    for kernel in (
+        "inverse_dynamics",
+        "mass_matrix",
+        "forward_dynamics",
+        "forward_dynamics_aba",
+        "forward_dynamics_ltdl",
+        "mass_matrix_inverse",
+    ):
+        assert kernel in counts
+    assert "frame_jacobian_tip" in counts  # per-frame kernels: one program per frame
+    for name, c in counts.items():
+        assert set(c) == OP_KEYS, name
+        assert all(isinstance(v, int) and v >= 0 for v in c.values()), name
+        assert c["total"] == sum(v for k, v in c.items() if k != "total"), name
+    assert "deriving inverse_dynamics" in result.stderr  # progress goes to stderr
+    assert "bodies" not in result.stdout  # no description in --json mode
+
+
+def test_info_ops_table_lists_programs_and_choice():
+    result = run_split("info", PENDULUM, "--ops")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    out = result.stdout
+    assert "nq, nv     2, 2" in out  # the description comes first
+    assert "total" in out and "choice" in out
+    rows = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")}
+    for kernel in ("inverse_dynamics", "mass_matrix", "forward_dynamics",
+                   "forward_dynamics_aba", "forward_dynamics_ltdl", "mass_matrix_inverse",
+                   "frame_jacobian_tip"):
+        assert kernel in rows
+    assert "(aba " in rows["forward_dynamics"] and "ltdl " in rows["forward_dynamics"]
+    assert out.strip().splitlines()[-1].startswith("default forward-dynamics method: ")
+    assert "deriving" not in out
+
+
+def test_info_ops_options_restrict_and_choose():
+    result = run_split(
+        "info", PENDULUM, "--ops", "--json", "--kernels", "forward_dynamics, frame_jacobian",
+        "--fd-method", "aba", "--partition", "never", "--frame", "lower_arm",
+    )
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    counts = json.loads(result.stdout)
+    assert set(counts) == {"forward_dynamics", "frame_jacobian_lower_arm"}
+    aba = json.loads(
+        run_split("info", PENDULUM, "--ops", "--json", "--kernels", "forward_dynamics_aba")
+        .stdout
+    )
+    assert counts["forward_dynamics"] == aba["forward_dynamics_aba"]
+
+
+def test_info_json_without_ops_is_one_line_exit_2():
+    result = run("info", PENDULUM, "--json")
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "--json" in lines[0] and "--ops" in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--kernels", "nope"), "'nope'"),
+        (("--frame", "nowhere"), "'nowhere'"),
+        (("--fd-method", "rk4"), "'rk4'"),
+        (("--partition", "sometimes"), "'sometimes'"),
+    ],
+)
+def test_info_ops_bad_option_is_one_line_exit_2(args, needle):
+    result = run("info", PENDULUM, "--ops", *args)
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], result.output
+    assert "Traceback" not in result.output
