@@ -12,6 +12,7 @@ import pytest
 from random_models import (
     JOINT_TYPES,
     build,
+    parametric_arm,
     pin_model_from_spec,
     random_forces,
     random_spec,
@@ -19,7 +20,7 @@ from random_models import (
 )
 
 import symgen.reference as ref
-from symgen.model import JointType, ModelBuilder, Transform
+from symgen.model import JointType, Transform
 from symgen.peers.pinocchio import Bridge, pin_model_from_symgen
 
 TOL = 1e-9
@@ -242,23 +243,6 @@ def test_urdf_continuous_joints_match_pinocchio(relpath, floating):
 
 
 # --------------------------------------------------------------------------- parameters
-def parametric_arm():
-    b = ModelBuilder("param_arm", root="base", gravity=(0.0, 0.0, "$g"))
-    b.parameter("g", -9.81, "gravity along z")
-    b.parameter("payload", 0.5, "payload mass")
-    b.parameter("reach", 0.4, "length of the second link")
-    b.body("l1", mass=2.0, com=(0.0, 0.0, 0.2), inertia=(0.02, 0.02, 0.01))
-    b.body("l2", mass=1.5, com=("$reach", 0.0, 0.0), inertia=(0.01, 0.03, 0.03, 0.001, 0, 0))
-    b.body("l3", mass=0.7, com=(0.1, 0.02, 0.0), inertia=(0.004, 0.006, 0.005))
-    b.body("payload", mass="$payload", com=(0.0, 0.0, 0.05), inertia=(0.001, 0.001, 0.001))
-    b.joint("shoulder", "universal", "base", "l1", xyz=(0, 0, 0.3), axis=(0, 0, 1), axis2=(0, 1, 0))
-    b.joint("elbow", "revolute", "l1", "l2", xyz=(0, 0, 0.4), rpy=(0.2, 0, 0), axis=(0, 1, 1))
-    b.joint("slide", "prismatic", "l2", "l3", xyz=("$reach", 0, 0), axis=(1, 0, 0.2))
-    b.joint("grip", "fixed", "l3", "payload", xyz=(0.2, 0.0, 0.0))
-    b.frame("tool", "payload", xyz=(0.0, 0.0, 0.1), rpy=(0.0, 0.5, 0.0))
-    return b.build()
-
-
 @pytest.mark.parametrize(
     "params",
     [None, {"payload": 0.0}, {"payload": 3.0, "g": -1.62}, {"reach": 0.8, "g": 9.81}],

@@ -64,9 +64,11 @@ PARTITIONABLE = (
     JointType.FREE,
 )
 
-#: Rotation and axis entries closer than this to 0 or ±1 are taken as exactly 0 or ±1
-#: (URDFs write π/2 as 1.57079632679, whose cosine is 4.9e-12).
-SNAP_TOLERANCE = 1e-11
+#: Rotation and axis entries closer than this to 0 or ±1 are taken as exactly 0 or ±1: the
+#: rounding noise of rotations built from exact angles (cos(π/2) = 6.1e-17 in double). A file
+#: that writes π/2 as 1.57079632679 (cosine 4.9e-12) keeps its value unless the user raises
+#: ``Options.snap``: generated kernels stay faithful to the model to ~1e-15.
+SNAP_TOLERANCE = 1e-14
 
 
 @dataclass
