@@ -38,25 +38,17 @@ class Printer:
         if isinstance(e, Call):
             return f"{self.function(e.fn)}({self.expr(e.arg)})"
         if isinstance(e, Less):
-            return f"{self._atom(e.lhs)} < {self._atom(e.rhs)}"
+            return f"{self._factor(e.lhs)} < {self._factor(e.rhs)}"
         if isinstance(e, Select):
             return self.select(self.expr(e.cond), self.expr(e.then), self.expr(e.other))
         raise TypeError(f"cannot print {type(e).__name__}")
 
-    def _atom(self, e: Expr) -> str:
-        text = self.expr(e)
-        if isinstance(e, Add | Select | Less) or (isinstance(e, Num) and e.value < 0):
-            return f"({text})"
-        if isinstance(e, Mul) and e.coeff < 0:
-            return f"({text})"
-        return text
-
     def _factor(self, e: Expr) -> str:
-        """An operand of a product: sums and conditionals get parentheses."""
+        """An operand of a product or comparison: sums, conditionals and negative values
+        get parentheses."""
         text = self.expr(e)
-        if isinstance(e, Add | Select | Less) or (isinstance(e, Mul) and e.coeff < 0):
-            return f"({text})"
-        if isinstance(e, Num) and e.value < 0:
+        negative = (isinstance(e, Mul) and e.coeff < 0) or (isinstance(e, Num) and e.value < 0)
+        if isinstance(e, Add | Select | Less) or negative:
             return f"({text})"
         return text
 
