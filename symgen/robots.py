@@ -1,11 +1,12 @@
-"""Locating the robot models shipped by the PyPI package ``example-robot-data``."""
+"""Robot models for tests, examples and benchmarks: the URDFs shipped by the PyPI package
+``example-robot-data``, and synthetic n-link spatial chains."""
 
 from __future__ import annotations
 
 import sysconfig
 from pathlib import Path
 
-from .model import SymgenError
+from .model import Model, ModelBuilder, SymgenError
 
 #: Short names of the robots the tests and examples use, and their URDF path in the package.
 KNOWN_ROBOTS = {
@@ -41,3 +42,34 @@ def robot_urdf(name: str) -> Path:
 def all_urdfs() -> list[Path]:
     """Every URDF file shipped in example-robot-data's robots folder, sorted."""
     return sorted(example_robot_data_dir().rglob("*.urdf"))
+
+
+# ---------------------------------------------------------------- synthetic chains
+# n-link spatial chains for scaling tests and benchmarks: every joint revolute, axes cycling
+# z, y, x; joint 0 at the root's origin, joint i > 0 at xyz (0.1, 0.05, 0.5) in its parent
+# link, rpy 0. All links identical: mass 1 kg, centre of mass (0.02, 0.03, 0.25) and a full
+# (non-diagonal) inertia about it, so that no product of inertia or COM coordinate folds
+# away and the only sparsity left is the one a generic spatial chain has.
+
+#: Joint axes of :func:`spatial_chain`, cycled along the chain.
+CHAIN_AXES = ((0.0, 0.0, 1.0), (0.0, 1.0, 0.0), (1.0, 0.0, 0.0))
+#: Placement of joint i > 0 in link i - 1.
+CHAIN_OFFSET = (0.1, 0.05, 0.5)
+CHAIN_MASS = 1.0
+CHAIN_COM = (0.02, 0.03, 0.25)
+CHAIN_INERTIA = ((0.03, 0.001, 0.002), (0.001, 0.03, 0.003), (0.002, 0.003, 0.01))
+
+
+def spatial_chain(n: int) -> Model:
+    """An ``n``-link serial chain ``world -> link0 -> ... -> link<n-1>`` of revolute joints
+    ``j0 ... j<n-1>`` (axes z, y, x, z, ...), as described above."""
+    if n < 1:
+        raise ValueError(f"a chain needs at least one link, got n = {n}")
+    b = ModelBuilder(f"chain{n}", root="world")
+    for i in range(n):
+        b.body(f"link{i}", mass=CHAIN_MASS, com=CHAIN_COM, inertia=CHAIN_INERTIA)
+        parent = "world" if i == 0 else f"link{i - 1}"
+        xyz = (0.0, 0.0, 0.0) if i == 0 else CHAIN_OFFSET
+        b.joint(f"j{i}", "revolute", parent, f"link{i}", xyz=xyz, rpy=(0.0, 0.0, 0.0),
+                axis=CHAIN_AXES[i % 3])
+    return b.build()

@@ -144,10 +144,6 @@ class Transform:
     E: Mat3
     r: Vec3
 
-    @staticmethod
-    def identity() -> Transform:
-        return Transform(IDENTITY3, ZERO3)
-
     def motion(self, b: ProgramBuilder, m: Sequence[Expr]) -> Vec6:
         """``X m``: a motion vector from parent to child coordinates."""
         w = m[:3]
@@ -165,11 +161,6 @@ class Transform:
         n = emit_vec(b, mat_t_vec(self.E, f[:3]))
         lin = emit_vec(b, mat_t_vec(self.E, f[3:]))
         return emit_vec(b, add(n, cross(self.r, lin)) + lin)  # type: ignore
-
-    def force_columns_to_parent(
-        self, b: ProgramBuilder, cols: Sequence[Sequence[Expr]]
-    ) -> list[Vec6]:
-        return [self.force_to_parent(b, c) for c in cols]
 
 
 def rotate_sym(b: ProgramBuilder, E: Mat3, a: Sequence[Sequence[Expr]]) -> Mat3:
@@ -308,10 +299,6 @@ def block6(a: Mat3, bb: Sequence[Sequence[Expr]], c: Mat3) -> Mat:
     rows = [tuple(a[i]) + tuple(bb[i]) for i in range(3)]
     rows += [tuple(bb[j][i] for j in range(3)) + tuple(c[i]) for i in range(3)]
     return tuple(rows)
-
-
-def sym_mat_vec(b: ProgramBuilder, p: Sequence[Sequence[Expr]], v: Sequence[Expr]) -> tuple:
-    return emit_vec(b, mat_vec(p, v))
 
 
 __all__ = [

@@ -15,6 +15,7 @@ from symgen import reference as ref
 from symgen.formulations.tree import PARTITIONABLE
 from symgen.kernels import DEFAULT_KERNELS, KERNELS
 from symgen.model import ModelBuilder
+from symgen.robots import spatial_chain
 
 # ---------------------------------------------------------------- runtime parameters
 PARAMETER_SETS = [None, {"payload": 0.0}, {"payload": 3.0, "g": -1.62},
@@ -132,20 +133,6 @@ def test_bad_options_and_names_are_clear_errors():
 
 
 # ---------------------------------------------------------------- linear growth
-def spatial_chain(n: int) -> symgen.Model:
-    """n revolute links, axes alternating z, y, x, generic offsets, COMs and inertias."""
-    b = ModelBuilder(f"chain{n}")
-    inertia = ((0.03, 0.001, 0.002), (0.001, 0.03, 0.003), (0.002, 0.003, 0.01))
-    parent = "world"
-    for i in range(n):
-        b.body(f"link{i}", mass=1.0, com=(0.02, 0.03, 0.25), inertia=inertia)
-        b.joint(f"joint{i}", "revolute", parent, f"link{i}",
-                xyz=(0.1, 0.05, 0.5) if i else (0, 0, 0), axis=[(0, 0, 1), (0, 1, 0),
-                                                               (1, 0, 0)][i % 3])
-        parent = f"link{i}"
-    return b.build()
-
-
 CHAIN_SIZES = (5, 10, 20, 40, 80)
 
 
