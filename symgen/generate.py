@@ -98,6 +98,23 @@ class KernelSet:
         """Evaluate program ``name`` in Python (see :meth:`Program.evaluate`)."""
         return self[name].evaluate(**inputs)
 
+    def c_source(self, real: str = "double", prefix: str | None = None):
+        """The C header and source (:func:`symgen.emit.emit_c`)."""
+        from .emit import emit_c
+
+        return emit_c(self, prefix=prefix, real=real)
+
+    def write(self, directory, real: str = "double", prefix: str | None = None) -> list:
+        """Write ``<prefix>.h`` and ``<prefix>.c`` into ``directory``; returns the paths."""
+        return self.c_source(real, prefix).write(directory)
+
+    def compile(self, real: str = "double", prefix: str | None = None):
+        """Compile with cffi (cached) and return the numpy-callable kernels
+        (:class:`symgen.build.CompiledKernels`)."""
+        from .build import compile_kernels
+
+        return compile_kernels(self, real=real, prefix=prefix)
+
 
 def program_name(kernel: str, frame: str | None = None) -> str:
     """``kernel`` or, for a per-frame kernel, ``kernel_<frame>`` made a C identifier."""

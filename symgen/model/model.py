@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -11,7 +11,14 @@ import sympy
 
 from .elements import Body, Coupling, Frame, Joint
 from .errors import ModelError, SourceRef
-from .scalars import Parameter, Vec3, evaluate, free_parameter_names, is_symbolic
+from .scalars import (
+    Parameter,
+    Vec3,
+    evaluate,
+    free_parameter_names,
+    is_symbolic,
+    parameter_symbol,
+)
 from .validation import check_model_bodies
 
 
@@ -126,6 +133,29 @@ class Model:
             check_model_bodies(resolved.bodies, {})  # e.g. a negative payload mass
             cached = self._resolved[key] = dataclasses.replace(resolved, parameters=())
         return cached
+
+    def keep_parameters(self, names: Sequence[str]) -> Model:
+        """A copy in which only the parameters ``names`` stay runtime parameters; every other
+        parameter is replaced by its default value (unknown names rejected)."""
+        known = {p.name: p for p in self.parameters}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            listed = ", ".join(known) or "none"
+            raise ModelError(f"unknown parameter {unknown[0]!r} (model parameters: {listed})")
+        baked = {
+            parameter_symbol(p.name): p.default for p in self.parameters if p.name not in names
+        }
+        if not baked:
+            return self
+
+        def bake(x):
+            if not is_symbolic(x):
+                return x
+            value = x.xreplace(baked)
+            return float(value) if value.is_number else value
+
+        kept = tuple(p for p in self.parameters if p.name in names)
+        return dataclasses.replace(_map_scalars(self, bake), parameters=kept)
 
     @cached_property
     def _resolved(self) -> dict[tuple, Model]:

@@ -1,0 +1,99 @@
+"""``symgen generate`` and ``symgen verify``: files written whole, one-line errors with exit
+code 2, the verification table and its exit code."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from random_models import parametric_arm
+from test_cli import EXAMPLES, run_split
+
+import symgen.verify
+from symgen import ModelError
+
+PENDULUM = str(EXAMPLES / "double_pendulum.yaml")
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+def test_generate_writes_header_and_source(tmp_path):
+    out = tmp_path / "gen"
+    result = run_split("generate", PENDULUM, "-o", str(out), "--real", "float")
+    assert result.exit_code == 0, result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["double_pendulum.c", "double_pendulum.h"]
+    assert "wrote" in result.stdout
+    assert "deriving inverse_dynamics" in result.stderr  # progress on stderr
+    header = (out / "double_pendulum.h").read_text()
+    assert "typedef float double_pendulum_real;" in header
+    assert "void double_pendulum_forward_dynamics(" in header
+    run = subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion",
+                          "-Werror", "-c", str(out / "double_pendulum.c"), "-o",
+                          str(tmp_path / "k.o")], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+
+
+def test_generate_options_select_kernels_prefix_and_parameters(tmp_path):
+    result = run_split("generate", PENDULUM, "-o", str(tmp_path), "--kernels",
+                       "mass_matrix,inverse_dynamics", "--prefix", "dp", "--param", "m_tip")
+    assert result.exit_code == 0, result.stderr
+    header = (tmp_path / "dp.h").read_text()
+    assert "void dp_mass_matrix(" in header and "void dp_inverse_dynamics(" in header
+    assert "dp_forward_dynamics" not in header
+    assert "params[1]" in header
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--kernels", "nope"], "unknown kernel 'nope'"),
+        (["--param", "mass_of_the_moon"], "unknown parameter 'mass_of_the_moon'"),
+        (["--real", "half"], "--real must be one of double, float"),
+        (["--frame", "ghost"], "no body or frame named 'ghost'"),
+    ],
+)
+def test_generate_errors_are_one_line_and_write_nothing(tmp_path, args, message):
+    out = tmp_path / "never"
+    result = run_split("generate", PENDULUM, "-o", str(out), *args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("symgen: error:")
+    assert not out.exists()
+
+
+def test_generate_missing_and_malformed_files(tmp_path):
+    result = run_split("generate", str(tmp_path / "missing.urdf"), "-o", str(tmp_path / "o"))
+    assert result.exit_code == 2 and "symgen: error:" in result.stderr
+    bad = tmp_path / "bad.urdf"
+    bad.write_text("<robot name='r'><link name='a'></robot>")
+    result = run_split("generate", str(bad), "-o", str(tmp_path / "o"))
+    assert result.exit_code == 2 and "bad.urdf" in result.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_verify_prints_a_table_and_passes():
+    result = run_split("verify", PENDULUM, "--states", "4", "--real", "float")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "all" in result.stdout and "checks passed" in result.stdout
+    for peer in ("reference", "pinocchio", "float vs double"):
+        assert peer in result.stdout
+
+
+def test_verify_exits_non_zero_past_tolerance(monkeypatch):
+    monkeypatch.setattr(symgen.verify, "DOUBLE_TOLERANCE", 0.0)
+    result = run_split("verify", PENDULUM, "--states", "3", "--kernels", "mass_matrix_inverse")
+    assert result.exit_code == 1
+    assert "FAIL" in result.stdout and "FAILED" in result.stderr
+
+
+def test_keep_parameters_bakes_the_others():
+    model = parametric_arm()
+    kept = model.keep_parameters(["payload"])
+    assert kept.parameter_names == ["payload"]
+    assert kept.used_parameters() == {"payload"}
+    assert kept.gravity[2] == pytest.approx(-9.81)
+    with pytest.raises(ModelError, match="unknown parameter 'nope'"):
+        model.keep_parameters(["nope"])
