@@ -58,12 +58,15 @@ class CSource:
         temporary name first and renamed, so nothing half-written is ever left."""
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
+        umask = os.umask(0)
+        os.umask(umask)
         paths = []
         for name, text in ((self.header_name, self.header), (self.source_name, self.source)):
             fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{name}.", suffix=".tmp")
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as fh:
                     fh.write(text)
+                os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 is for the temporary only
                 os.replace(tmp, out / name)
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)

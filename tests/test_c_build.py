@@ -108,6 +108,19 @@ def test_compiled_kernels_match_reference_and_float_build(name):
     assert {c.peer for c in checks} >= {"reference", "pinocchio", "float vs double"}
 
 
+@pytest.mark.parametrize(("robot", "floating"), [("ur5", False), ("xarm7", False),
+                                                 ("solo12", True)])
+def test_compiled_robot_kernels_match_reference_pinocchio_and_float(robot, floating):
+    """The issue's robots besides the Panda; built at -O0 (same C, faster to compile)."""
+    ks = symgen.generate(symgen.load(robot_urdf(robot), floating_base=floating))
+    flags = ("-O0", "-std=c99")
+    lib = compile_kernels(ks, "double", flags=flags)
+    low = compile_kernels(ks, "float", flags=flags)
+    checks = check_compiled(lib, random_states(ks, 5, seed=4), low)
+    assert not [c for c in checks if not c.ok], [c for c in checks if not c.ok]
+    assert {c.peer for c in checks} == {"reference", "pinocchio", "float vs double"}
+
+
 def test_runtime_parameters_of_compiled_kernels():
     ks = kernel_sets()["param_arm"]
     lib = compile_kernels(ks)

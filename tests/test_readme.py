@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -28,20 +29,23 @@ def test_ci_runs_the_readme_test_command():
     assert readme_commands()[1] in ci
 
 
-def test_main_job_script_runs_and_passes():
+def test_main_job_script_runs_and_passes(tmp_path):
     script = readme_commands()[0].split("&&")[-1].split()[-1]
+    env = dict(os.environ, SYMGEN_CACHE_DIR=str(tmp_path / "cache"))
     result = subprocess.run(
-        [sys.executable, str(ROOT / script), "--states", "5"],
+        [sys.executable, str(ROOT / script), "--states", "5", "--out", str(tmp_path / "c")],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
+        env=env,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "passed" in result.stdout
 
 
-def test_python_usage_examples_run(monkeypatch):
+def test_python_usage_examples_run(monkeypatch, tmp_path):
     """Every ```python block of the README, run in order in one namespace."""
+    monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path / "cache"))
     text = (ROOT / "README.md").read_text()
     snippets = re.findall(r"```python\n(.*?)```", text, re.S)
     assert len(snippets) >= 2
