@@ -166,21 +166,23 @@ def generate(
     pose_names = tuple(model.body_names) + tuple(model.frame_names)
     out = KernelSet(model, options, pose_names=pose_names)
     say = progress or (lambda _msg: None)
-    for kernel in names:
-        targets = list(frames) if KERNELS[kernel].per_frame else [None]
-        for frame in targets:
-            name = program_name(kernel, frame)
-            say(f"deriving {name}")
-            program, choice, alternatives = _derive(model, kernel, frame, name, options,
-                                                    pose_names)
-            out.programs[name] = program
-            out.kernel_of[name] = kernel
-            if frame is not None:
-                out.frame_of[name] = frame
-            if choice:
-                out.choices[name] = choice
-            if len(alternatives) > 1:
-                out.alternatives[name] = alternatives
+    targets = [
+        (kernel, frame)
+        for kernel in names
+        for frame in (list(frames) if KERNELS[kernel].per_frame else [None])
+    ]
+    for i, (kernel, frame) in enumerate(targets, start=1):
+        name = program_name(kernel, frame)
+        say(f"[{i}/{len(targets)}] deriving {name}")
+        program, choice, alternatives = _derive(model, kernel, frame, name, options, pose_names)
+        out.programs[name] = program
+        out.kernel_of[name] = kernel
+        if frame is not None:
+            out.frame_of[name] = frame
+        if choice:
+            out.choices[name] = choice
+        if len(alternatives) > 1:
+            out.alternatives[name] = alternatives
     return out
 
 
