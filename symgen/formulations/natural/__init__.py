@@ -1,0 +1,24 @@
+"""Natural-coordinate formulation for closed-loop mechanisms (García de Jalón & Bayo 1994):
+dependent Cartesian coordinates, a constant mass matrix and quadratic constraints
+(issue 5; work in progress: the model data structure and the reference solvers)."""
+
+from .model import NaturalModel, bar_mass_matrix
+from .solvers import (
+    StepSettings,
+    assemble,
+    augmented_lagrangian_accelerations,
+    consistent_velocities,
+    lagrange_accelerations,
+    trapezoidal_step,
+)
+
+__all__ = [
+    "NaturalModel",
+    "StepSettings",
+    "assemble",
+    "augmented_lagrangian_accelerations",
+    "bar_mass_matrix",
+    "consistent_velocities",
+    "lagrange_accelerations",
+    "trapezoidal_step",
+]
