@@ -67,16 +67,26 @@ def augmented_lagrangian_accelerations(
 @dataclass
 class StepSettings:
     """Settings of :func:`trapezoidal_step`: time step h, penalty α, damping μ (the book
-    uses h/μ between 30 and 80), and the fixed number of Newton iterations."""
+    uses h/μ between 30 and 80; default h/50), and the fixed number of Newton iterations.
+
+    Default α: the multiplier update converges at the rate (4/h²)M / (αΦ_qᵀΦ_q + (4/h²)M),
+    so α must dominate the (4/h²)M term of the tangent. The book's α = 10⁷ (for its steps
+    of 8-30 ms, where 4/h² ≤ 6·10⁴) generalises to α = max(10⁷, 10³·4/h²)·max diag M; at
+    h = 1 ms the book's 10⁷ alone lets the multipliers drift and the step diverge."""
 
     h: float
-    alpha: float = 1e7
+    alpha: float | None = None
     mu: float | None = None
     iterations: int = 2
 
     @property
     def damping(self) -> float:
         return self.mu if self.mu is not None else self.h / 50.0
+
+    def penalty(self, mass_matrix: Array) -> float:
+        if self.alpha is not None:
+            return self.alpha
+        return max(1e7, 1e3 * 4 / self.h**2) * float(np.max(np.diag(mass_matrix)))
 
 
 def trapezoidal_step(
@@ -91,8 +101,8 @@ def trapezoidal_step(
     (eq. 8.126); then mass-orthogonal projections
     (M + h²/4 αΦ_qᵀΦ_q) q̇ = M q̇*, (M + h²/4 αΦ_qᵀΦ_q) q̈ = M q̈* − h²/4 αΦ_qᵀ Φ̇_q q̇.
     Returns q, q̇, q̈ at t + h and the multipliers λ*."""
-    h, alpha, mu = s.h, s.alpha, s.damping
     m_, forces = nm.mass_matrix, nm.forces
+    h, alpha, mu = s.h, s.penalty(m_), s.damping
     lam = np.zeros(nm.m) if lam is None else lam.copy()
     hat_d = qd + (2 / h) * q
     hat_dd = qdd + (4 / h) * qd + (4 / h**2) * q

@@ -1,0 +1,326 @@
+"""Automatic natural-coordinate modelling of planar mechanisms (models with ``plane: xy``),
+following the book's rules (García de Jalón & Bayo 1994, §2.1.3):
+
+- a basic point at every revolute joint (tree or loop), **shared** by the two bodies: the
+  joint needs no equation;
+- a prismatic joint gets a point on each body, coincident at assembly, and two equations:
+  the child's point stays on the parent's sliding line (a cross product, bilinear) and the
+  relative angle stays constant (a cross or dot product, whichever is well conditioned at
+  the assembled angle, §1.2 of the digest);
+- every moving body gets at least two basic points (its centre of mass, or a point on its x
+  axis, when its joints give fewer); the first two are its *base points* i, j: one
+  constant-distance equation, and each further point k two linear equations
+  r_k = r_i + c₁(r_j − r_i) + c₂ n(r_j − r_i), n the +90° rotation (eq. 2.x, §1.2);
+- points on the ground are constants; the mass matrix of each body is the constant
+  element matrix of its base points (eq. 4.48), rows of fixed points deleted; gravity
+  is Q = m C_Gᵀ g (eq. 4.129-4.130).
+
+The model's zero configuration must be assembled (loops closed), as symgen's planar
+examples are.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import sympy
+
+from ... import reference as ref
+from ...model import JointType, Model, SymgenError
+from .model import NaturalModel, bar_mass_matrix
+
+REVOLUTE = (JointType.REVOLUTE, JointType.CONTINUOUS)
+
+
+@dataclass
+class _Point:
+    name: str
+    body: int  # owning body used to place it (-1: ground)
+    local: np.ndarray  # coordinates in that body's frame (x, y)
+    world: np.ndarray  # at assembly
+    members: list[int] = field(default_factory=list)  # bodies it belongs to (not ground)
+
+    @property
+    def fixed(self) -> bool:
+        return self.body < 0
+
+
+def _pose2(poses: dict, name: str) -> tuple[np.ndarray, np.ndarray]:
+    t = poses[name]
+    return t[:2, :2], t[:2, 3]
+
+
+def _n(e: sympy.Matrix) -> sympy.Matrix:
+    return sympy.Matrix([-e[1], e[0]])
+
+
+def _cross(a, b):
+    return a[0] * b[1] - a[1] * b[0]
+
+
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1]
+
+
+class PlanarModeller:
+    """Builds the :class:`NaturalModel` of a planar ``model`` (see the module docstring)."""
+
+    def __init__(self, model: Model) -> None:
+        if model.plane != "xy":
+            raise SymgenError(f"model {model.name!r} is not planar (natural coordinates in the "
+                              "plane need `plane: xy`)")
+        self.model = model.resolve()
+        self.poses = ref.forward_kinematics(self.model, ref.neutral_configuration(self.model))
+        self.points: list[_Point] = []
+        self.body_points: dict[int, list[int]] = {i: [] for i in range(self.model.nbodies)}
+        self.constraints: list[sympy.Expr] = []
+        self.constraint_names: list[str] = []
+        self.prismatic: list[tuple] = []
+        self.revolute: list[tuple] = []
+
+    # ------------------------------------------------------------------ points
+    def _body_name(self, body: int) -> str:
+        return self.model.root if body < 0 else self.model.body_names[body]
+
+    def _add_point(self, name: str, body: int, world: np.ndarray) -> int:
+        rot, origin = _pose2(self.poses, self._body_name(body))
+        local = rot.T @ (world - origin)
+        self.points.append(_Point(name, body, local, np.asarray(world, float)))
+        return len(self.points) - 1
+
+    def _attach(self, point: int, body: int) -> None:
+        if body >= 0 and point not in self.body_points[body]:
+            self.body_points[body].append(point)
+            self.points[point].members.append(body)
+
+    def _joint_world(self, joint, loop: bool) -> np.ndarray:
+        parent = self.model.body_index(joint.parent)
+        rot, origin = _pose2(self.poses, self._body_name(parent))
+        return origin + rot @ np.asarray(joint.placement.translation[:2], float)
+
+    def _check_type(self, joint) -> None:
+        if joint.type not in (*REVOLUTE, JointType.PRISMATIC):
+            raise SymgenError(f"joint {joint.name!r}: type {joint.type.value!r} is not supported "
+                              "by planar natural coordinates (revolute, continuous, prismatic)")
+
+    def collect(self) -> None:
+        m = self.model
+        joints = [(j, False) for j in m.joints] + [(j, True) for j in m.loop_joints]
+        for joint, loop in joints:
+            self._check_type(joint)
+            parent, child = m.body_index(joint.parent), m.body_index(joint.child)
+            world = self._joint_world(joint, loop)
+            if joint.type in REVOLUTE:
+                owner = parent if parent < 0 else child
+                p = self._add_point(joint.name, owner, world)
+                self._attach(p, parent)
+                self._attach(p, child)
+                self.revolute.append((joint, parent, child))
+            else:
+                pp = self._add_point(f"{joint.name}/parent", parent, world)
+                pc = self._add_point(f"{joint.name}/child", child, world)
+                self._attach(pp, parent)
+                self._attach(pc, child)
+                self.prismatic.append((joint, parent, child, pp, pc))
+        for b, body in enumerate(m.bodies):
+            rot, origin = _pose2(self.poses, body.name)
+            if self._base_pair(b) is not None:
+                continue
+            # too few distinct points: add the centre of mass, else a point on the x axis
+            com = origin + rot @ np.asarray(body.com[:2], float)
+            for candidate in (com, origin + rot @ np.array([0.1, 0.0]),
+                              origin + rot @ np.array([0.0, 0.1])):
+                existing = [self.points[i].world for i in self.body_points[b]]
+                if all(np.linalg.norm(candidate - w) > 1e-6 for w in existing):
+                    name = f"{body.name}/p{len(self.body_points[b])}"
+                    self._attach(self._add_point(name, b, candidate), b)
+                if self._base_pair(b) is not None:
+                    break
+
+    def _base_pair(self, body: int) -> tuple[int, int] | None:
+        """The first point of the body and the first one at a distinct location."""
+        pts = self.body_points[body]
+        if not pts:
+            return None
+        first = self.points[pts[0]].world
+        for k in pts[1:]:
+            if np.linalg.norm(self.points[k].world - first) > 1e-6:
+                return pts[0], k
+        return None
+
+    # ------------------------------------------------------------------ coordinates
+    def coordinates(self) -> tuple[list[str], dict[int, sympy.Matrix]]:
+        names, position = [], {}
+        k = 0
+        for index, point in enumerate(self.points):
+            if point.fixed:
+                position[index] = sympy.Matrix([float(point.world[0]), float(point.world[1])])
+            else:
+                names += [f"{point.name}.x", f"{point.name}.y"]
+                position[index] = sympy.Matrix([sympy.Symbol(f"q{k}", real=True),
+                                                sympy.Symbol(f"q{k + 1}", real=True)])
+                k += 2
+        self.index = {}
+        k = 0
+        for index, point in enumerate(self.points):
+            if not point.fixed:
+                self.index[index] = (k, k + 1)
+                k += 2
+        return names, position
+
+    def _base(self, body: int) -> tuple[int, int]:
+        pair = self._base_pair(body)
+        assert pair is not None
+        return pair
+
+    def build(self) -> NaturalModel:
+        self.collect()
+        names, r = self.coordinates()
+        n = len(names)
+        M = np.zeros((n, n))
+        Q = np.zeros(n)
+        g = np.asarray(self.model.gravity[:2], float)
+        self.base_vectors: dict[int, tuple[sympy.Matrix, float]] = {}
+        for b, body in enumerate(self.model.bodies):
+            i, j = self._base(b)
+            pi, pj = self.points[i].world, self.points[j].world
+            e0 = pj - pi
+            length = float(np.linalg.norm(e0))
+            e = r[j] - r[i]
+            self.base_vectors[b] = (e, length)
+            if not (self.points[i].fixed and self.points[j].fixed):
+                self.constraints.append((_dot(e, e) - length**2) / 2)
+                self.constraint_names.append(f"{body.name}: distance {self.points[i].name}-"
+                                             f"{self.points[j].name}")
+            n0 = np.array([-e0[1], e0[0]])
+            for k in (k for k in self.body_points[b] if k not in (i, j)):
+                d = self.points[k].world - pi
+                c1, c2 = float(d @ e0) / length**2, float(d @ n0) / length**2
+                expr = r[k] - r[i] - c1 * e - c2 * _n(e)
+                for axis in range(2):
+                    self.constraints.append(expr[axis])
+                    self.constraint_names.append(f"{body.name}: point {self.points[k].name}")
+            # mass matrix (eq. 4.48) and gravity (eq. 4.129) of the base points
+            rot, origin = _pose2(self.poses, body.name)
+            com = origin + rot @ np.asarray(body.com[:2], float)
+            dg = com - pi
+            xg, yg = float(dg @ e0) / length, float(dg @ n0) / length
+            inertia_i = float(body.inertia[2][2]) + float(body.mass) * float(dg @ dg)
+            element = bar_mass_matrix(float(body.mass), inertia_i, length, xg, yg)
+            c1, c2 = xg / length, yg / length
+            c_g = np.array([[1 - c1, c2, c1, -c2], [-c2, 1 - c1, c2, c1]])
+            q_e = float(body.mass) * c_g.T @ g
+            slots = [self.index.get(i, (None, None)), self.index.get(j, (None, None))]
+            flat = [s for pair in slots for s in pair]
+            for a, ga in enumerate(flat):
+                if ga is None:
+                    continue
+                Q[ga] += q_e[a]
+                for c, gc in enumerate(flat):
+                    if gc is not None:
+                        M[ga, gc] += element[a, c]
+        for joint, parent, child, pp, pc in self.prismatic:
+            self._prismatic(joint, parent, child, pp, pc, r)
+        symbols = [sympy.Symbol(f"q{k}", real=True) for k in range(n)]
+        nm = NaturalModel(self.model.name, names, self.constraints, self.constraint_names, M, Q)
+        assert nm.symbols == symbols
+        nm.q0 = np.array([self.points[p].world[a] for p in range(len(self.points))
+                          if not self.points[p].fixed for a in range(2)])
+        nm.dof = n - nm.rank(nm.q0)
+        nm.joint_values = self._readers(r, nm)
+        nm.modeller = self
+        return nm
+
+    def _direction(self, body: int, world_dir: np.ndarray, r) -> sympy.Matrix:
+        """A unit direction fixed on ``body`` as a linear function of its base points."""
+        if body < 0:
+            return sympy.Matrix([float(world_dir[0]), float(world_dir[1])])
+        e, length = self.base_vectors[body]
+        i, j = self._base(body)
+        e0 = self.points[j].world - self.points[i].world
+        n0 = np.array([-e0[1], e0[0]])
+        a1, a2 = float(world_dir @ e0) / length**2, float(world_dir @ n0) / length**2
+        return a1 * e + a2 * _n(e)
+
+    def _frame_x(self, body: int, r) -> tuple[sympy.Matrix, np.ndarray]:
+        rot, _ = _pose2(self.poses, self._body_name(body))
+        return self._direction(body, rot[:, 0], r), rot[:, 0]
+
+    def _prismatic(self, joint, parent, child, pp, pc, r) -> None:
+        prot, _ = _pose2(self.poses, self._body_name(parent))
+        jrot = np.asarray(joint.placement.rotation, float)[:2, :2]
+        axis = prot @ jrot @ np.asarray(joint.axis[:2], float)
+        axis = axis / np.linalg.norm(axis)
+        d = self._direction(parent, axis, r)
+        self.constraints.append(_cross(d, r[pc] - r[pp]))
+        self.constraint_names.append(f"{joint.name}: on the sliding line")
+        ep, ep0 = self._frame_x(parent, r)
+        ec, ec0 = self._frame_x(child, r)
+        sine, cosine = _cross(ep0, ec0), _dot(ep0, ec0)
+        if abs(sine) <= abs(cosine):
+            self.constraints.append(_cross(ep, ec) - sine)
+        else:
+            self.constraints.append(_dot(ep, ec) - cosine)
+        self.constraint_names.append(f"{joint.name}: no relative rotation")
+        self.prismatic_axes = getattr(self, "prismatic_axes", {})
+        self.prismatic_axes[joint.name] = (d, pp, pc)
+
+    def _readers(self, r, nm: NaturalModel) -> dict:
+        """Joint angle / displacement as functions of q (relative to the zero configuration)."""
+        q = nm.symbols
+        out = {}
+        for joint, parent, child in self.revolute:
+            ep, ep0 = self._frame_x(parent, r)
+            ec, ec0 = self._frame_x(child, r)
+            sign = 1.0 if float(np.asarray(joint.axis, float)[2]) >= 0 else -1.0
+            offset = math.atan2(_cross(ep0, ec0), _dot(ep0, ec0))
+            s = sympy.lambdify([q], [_cross(ep, ec), _dot(ep, ec)], "numpy")
+            out[joint.name] = _angle_reader(s, offset, sign)
+        for name, (d, pp, pc) in getattr(self, "prismatic_axes", {}).items():
+            f = sympy.lambdify([q], _dot(d, r[pc] - r[pp]), "numpy")
+            out[name] = (lambda fn: (lambda qv: float(fn(np.asarray(qv, float)))))(f)
+        return out
+
+    def coordinates_at(self, joint_q: np.ndarray) -> np.ndarray:
+        """Natural coordinates for a configuration of the spanning tree (loops must close)."""
+        poses = ref.forward_kinematics(self.model, joint_q)
+        out = []
+        for point in self.points:
+            if point.fixed:
+                continue
+            rot, origin = _pose2(poses, self._body_name(point.body))
+            out.extend(origin + rot @ point.local)
+        return np.array(out)
+
+    def velocities_at(self, joint_q: np.ndarray, joint_v: np.ndarray) -> np.ndarray:
+        """Natural velocities: ṙ = v_b + ω × (r − p_b) for each point's owning body."""
+        out = []
+        for point in self.points:
+            if point.fixed:
+                continue
+            name = self._body_name(point.body)
+            jac = ref.frame_jacobian(self.model, joint_q, name)  # origin, world axes
+            twist = jac @ joint_v
+            rot, _ = _pose2(ref.forward_kinematics(self.model, joint_q), name)
+            lever = rot @ point.local
+            omega = twist[2]
+            out.extend(twist[3:5] + omega * np.array([-lever[1], lever[0]]))
+        return np.array(out)
+
+
+def _angle_reader(fn, offset: float, sign: float):
+    def read(qv) -> float:
+        s, c = fn(np.asarray(qv, float))
+        return sign * (math.atan2(float(s), float(c)) - offset)
+
+    return read
+
+
+def planar_model(model: Model) -> NaturalModel:
+    """The natural-coordinate model of a planar ``model`` (module docstring)."""
+    return PlanarModeller(model).build()
+
+
+__all__ = ["PlanarModeller", "planar_model"]
