@@ -1,0 +1,410 @@
+"""Automatic natural-coordinate modelling of spatial mechanisms (García de Jalón & Bayo
+1994, §2.2.3): basic points and unit vectors, shared at joints where the joint allows.
+
+- revolute: the joint point and the axis vector are shared (no equation); spherical: the
+  point is shared; universal: the point is shared, each body carries its own axis and
+  a₁·a₂ keeps its assembled value (eq. 2.59); cylindrical: the axis vector is shared and
+  the child's point stays on the axis, (r_C − r_P)·w₁ = (r_C − r_P)·w₂ = 0 with w₁, w₂ ⟂ u
+  fixed on the parent; prismatic: as cylindrical plus w₁(parent)·w₂(child) = 0, which
+  stops the rotation about the axis (a sine-like measure, well conditioned at the assembled
+  angle); planar: the normal is shared and (r_C − r_P)·n = 0.
+- every body is completed to a rigid element of two points i, j and two unit vectors u, v
+  with (r_j − r_i, u, v) independent (adding its centre of mass, body-fixed points or its
+  frame axes where its joints give too few), with the six equations (2.31)-(2.36); every
+  other point or vector of the body is a constant linear combination of the base (3 linear
+  equations each, eq. 2.47). A unit vector gets its norm equation once, and none when some
+  body fixes it linearly; the mass matrix of each body is eq. 4.61 on its base; gravity
+  Q = m C_Gᵀ g (eq. 4.129-4.130); entities on the ground are constants.
+
+The model's zero configuration must be assembled (loops closed).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import sympy
+
+from ... import reference as ref
+from ...model import JointType, Model, SymgenError
+from .model import NaturalModel
+
+SUPPORTED = (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PRISMATIC,
+             JointType.SPHERICAL, JointType.UNIVERSAL, JointType.CYLINDRICAL,
+             JointType.PLANAR, JointType.FREE)
+
+
+@dataclass
+class _Entity:
+    """A basic point (kind "p") or unit vector ("u") fixed on body ``owner`` (-1: ground)."""
+
+    name: str
+    kind: str
+    owner: int
+    local: np.ndarray
+    world: np.ndarray
+    members: list[int] = field(default_factory=list)
+
+    @property
+    def fixed(self) -> bool:
+        return self.owner < 0
+
+
+def _perpendiculars(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    ref_axis = np.eye(3)[int(np.argmin(np.abs(u)))]
+    w1 = np.cross(u, ref_axis)
+    w1 /= np.linalg.norm(w1)
+    return w1, np.cross(u, w1)
+
+
+class SpatialModeller:
+    """Builds the :class:`NaturalModel` of a spatial ``model`` (module docstring)."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model.resolve()
+        self.poses = ref.forward_kinematics(self.model, ref.neutral_configuration(self.model))
+        self.entities: list[_Entity] = []
+        self.body_entities: dict[int, list[int]] = {i: [] for i in range(self.model.nbodies)}
+        self.constraints: list[sympy.Expr] = []
+        self.constraint_names: list[str] = []
+        self.joint_entities: dict[str, dict] = {}
+
+    # ------------------------------------------------------------------ entities
+    def _frame(self, body: int) -> tuple[np.ndarray, np.ndarray]:
+        t = self.poses[self.model.root if body < 0 else self.model.body_names[body]]
+        return t[:3, :3], t[:3, 3]
+
+    def _add(self, name: str, kind: str, owner: int, world: np.ndarray) -> int:
+        rot, origin = self._frame(owner)
+        local = rot.T @ (world - origin) if kind == "p" else rot.T @ world
+        self.entities.append(_Entity(name, kind, owner, local, np.asarray(world, float)))
+        return len(self.entities) - 1
+
+    def _attach(self, entity: int, body: int) -> None:
+        if body >= 0 and entity not in self.body_entities[body]:
+            self.body_entities[body].append(entity)
+            self.entities[entity].members.append(body)
+
+    def _shared(self, name: str, kind: str, parent: int, child: int, world) -> int:
+        e = self._add(name, kind, parent if parent < 0 else child, world)
+        self._attach(e, parent)
+        self._attach(e, child)
+        return e
+
+    def _own(self, name: str, kind: str, body: int, world) -> int:
+        e = self._add(name, kind, body, world)
+        self._attach(e, body)
+        return e
+
+    def collect(self) -> None:
+        m = self.model
+        for joint, _loop in [(j, False) for j in m.joints] + [(j, True) for j in m.loop_joints]:
+            if joint.type not in SUPPORTED:
+                raise SymgenError(f"joint {joint.name!r}: type {joint.type.value!r} is not "
+                                  "supported by natural coordinates")
+            parent, child = m.body_index(joint.parent), m.body_index(joint.child)
+            prot, porigin = self._frame(parent)
+            jrot = prot @ np.asarray(joint.placement.rotation, float)
+            point = porigin + prot @ np.asarray(joint.placement.translation, float)
+            axis = jrot @ np.asarray(joint.axis, float)
+            axis = axis / np.linalg.norm(axis)
+            t, name = joint.type, joint.name
+            info: dict = {"type": t, "parent": parent, "child": child}
+            if t in (JointType.REVOLUTE, JointType.CONTINUOUS):
+                info["point"] = self._shared(name, "p", parent, child, point)
+                info["axis"] = self._shared(f"{name}.axis", "u", parent, child, axis)
+            elif t is JointType.SPHERICAL:
+                info["point"] = self._shared(name, "p", parent, child, point)
+            elif t is JointType.UNIVERSAL:
+                info["point"] = self._shared(name, "p", parent, child, point)
+                a2 = jrot @ np.asarray(joint.axis2, float)
+                info["a1"] = self._own(f"{name}.axis1", "u", parent, axis)
+                info["a2"] = self._own(f"{name}.axis2", "u", child, a2 / np.linalg.norm(a2))
+            elif t in (JointType.PRISMATIC, JointType.CYLINDRICAL):
+                info["axis"] = self._shared(f"{name}.axis", "u", parent, child, axis)
+                info["pp"] = self._own(f"{name}/parent", "p", parent, point)
+                info["pc"] = self._own(f"{name}/child", "p", child, point)
+                info["w"] = _perpendiculars(axis)
+            elif t is JointType.PLANAR:
+                info["normal"] = self._shared(f"{name}.normal", "u", parent, child, axis)
+                info["pp"] = self._own(f"{name}/parent", "p", parent, point)
+                info["pc"] = self._own(f"{name}/child", "p", child, point)
+            self.joint_entities[name] = info
+        for b in range(m.nbodies):
+            self._complete(b)
+
+    def _complete(self, b: int) -> None:
+        """Add points / frame axes until the body has a well-conditioned base."""
+        body = self.model.bodies[b]
+        rot, origin = self._frame(b)
+        com = origin + rot @ np.asarray(body.com, float)
+        extra_points = [com, origin, origin + rot[:, 0] * 0.1, origin + rot[:, 1] * 0.1]
+        extra_vectors = [rot[:, 0], rot[:, 1], rot[:, 2]]
+        while self._base(b) is None:
+            if not self._base_points(b):
+                candidate = next(p for p in extra_points if all(
+                    np.linalg.norm(p - self.entities[e].world) > 1e-6
+                    for e in self.body_entities[b] if self.entities[e].kind == "p"))
+                self._own(f"{body.name}/p{len(self.body_entities[b])}", "p", b, candidate)
+                continue
+            have = [self.entities[e].world for e in self.body_entities[b]
+                    if self.entities[e].kind == "u"]
+            fresh = [w for w in extra_vectors
+                     if all(np.linalg.norm(np.cross(w, h)) > 1e-6 for h in have)]
+            if not fresh:
+                raise SymgenError(f"body {body.name!r}: no well-conditioned set of two points "
+                                  "and two unit vectors for natural coordinates")
+            best = max(fresh, key=lambda w: self._improvement(b, w))
+            self._own(f"{body.name}/u{len(self.body_entities[b])}", "u", b, best)
+
+    def _base_points(self, b: int) -> tuple[int, int] | None:
+        pts = [e for e in self.body_entities[b] if self.entities[e].kind == "p"]
+        for k in pts[1:]:
+            if np.linalg.norm(self.entities[k].world - self.entities[pts[0]].world) > 1e-6:
+                return pts[0], k
+        return None
+
+    def _base(self, b: int) -> tuple[int, int, int, int] | None:
+        pair = self._base_points(b)
+        if pair is None:
+            return None
+        i, j = pair
+        rij = self.entities[j].world - self.entities[i].world
+        rij = rij / np.linalg.norm(rij)
+        vecs = [e for e in self.body_entities[b] if self.entities[e].kind == "u"]
+        for a in range(len(vecs)):
+            for c in range(a + 1, len(vecs)):
+                u, v = self.entities[vecs[a]].world, self.entities[vecs[c]].world
+                if abs(np.linalg.det(np.column_stack([rij, u, v]))) > 0.2:
+                    return i, j, vecs[a], vecs[c]
+        return None
+
+    def _improvement(self, b: int, w: np.ndarray) -> float:
+        pair = self._base_points(b)
+        i, j = pair  # type: ignore[misc]
+        rij = self.entities[j].world - self.entities[i].world
+        rij = rij / np.linalg.norm(rij)
+        vecs = [self.entities[e].world for e in self.body_entities[b]
+                if self.entities[e].kind == "u"]
+        if not vecs:
+            return float(np.linalg.norm(np.cross(rij, w)))
+        return max(abs(float(np.linalg.det(np.column_stack([rij, u, w])))) for u in vecs)
+
+    # ------------------------------------------------------------------ equations
+    def build(self) -> NaturalModel:
+        self.collect()
+        names: list[str] = []
+        self.symbol_of: dict[int, sympy.Matrix] = {}
+        self.slots: dict[int, list[int]] = {}
+        k = 0
+        for index, e in enumerate(self.entities):
+            if e.fixed:
+                self.symbol_of[index] = sympy.Matrix([float(x) for x in e.world])
+                continue
+            names += [f"{e.name}.{c}" for c in "xyz"]
+            self.symbol_of[index] = sympy.Matrix(
+                [sympy.Symbol(f"q{k + c}", real=True) for c in range(3)])
+            self.slots[index] = [k, k + 1, k + 2]
+            k += 3
+        n = len(names)
+        M, Q = np.zeros((n, n)), np.zeros(n)
+        g = np.asarray(self.model.gravity, float)
+        linear_vectors: set[int] = set()
+        self.bases: dict[int, tuple[int, int, int, int]] = {}
+        for b, body in enumerate(self.model.bodies):
+            base = self._base(b)
+            assert base is not None
+            self.bases[b] = base
+            i, j, u, v = base
+            r = self.symbol_of
+            rij = r[j] - r[i]
+            w = [self.entities[x].world for x in base]
+            x0 = np.column_stack([w[1] - w[0], w[2], w[3]])
+            length = float(np.linalg.norm(w[1] - w[0]))
+            eqs = [
+                (rij.dot(rij) - length**2, "distance"),
+                (rij.dot(r[u]) - float((w[1] - w[0]) @ w[2]), "angle r-u"),
+                (rij.dot(r[v]) - float((w[1] - w[0]) @ w[3]), "angle r-v"),
+                (r[u].dot(r[v]) - float(w[2] @ w[3]), "angle u-v"),
+            ]
+            for expr, label in eqs:
+                if expr.free_symbols:
+                    self.constraints.append(expr / 2 if label == "distance" else expr)
+                    self.constraint_names.append(f"{body.name}: {label}")
+            inverse = np.linalg.inv(x0)
+            for e in self.body_entities[b]:
+                if e in base:
+                    continue
+                ent = self.entities[e]
+                if ent.kind == "p":
+                    c = inverse @ (ent.world - w[0])
+                    expr = r[e] - r[i] - c[0] * rij - c[1] * r[u] - c[2] * r[v]
+                else:
+                    c = inverse @ ent.world
+                    expr = r[e] - c[0] * rij - c[1] * r[u] - c[2] * r[v]
+                    linear_vectors.add(e)
+                for axis in range(3):
+                    if expr[axis].free_symbols:
+                        self.constraints.append(expr[axis])
+                        self.constraint_names.append(f"{body.name}: {ent.name} ({'xyz'[axis]})")
+            self._inertia(b, base, x0, M, Q, g)
+        for index, e in enumerate(self.entities):
+            if e.kind == "u" and not e.fixed and index not in linear_vectors:
+                self.constraints.append((self.symbol_of[index].dot(self.symbol_of[index]) - 1) / 2)
+                self.constraint_names.append(f"{e.name}: unit length")
+        for name, info in self.joint_entities.items():
+            self._joint_equations(name, info)
+        nm = NaturalModel(self.model.name, names, self.constraints, self.constraint_names, M, Q)
+        nm.q0 = self.coordinates_at(ref.neutral_configuration(self.model))
+        nm.dof = n - nm.rank(nm.q0)
+        nm.joint_values = self._readers(nm)
+        nm.modeller = self
+        return nm
+
+    def _inertia(self, b: int, base, x0: np.ndarray, M, Q, g) -> None:
+        """Eq. 4.61 on the base (r_i, r_j, u, v) and gravity Q = m C_Gᵀ g."""
+        body = self.model.bodies[b]
+        rot, origin = self._frame(b)
+        m = float(body.mass)
+        pi = self.entities[base[0]].world
+        com = origin + rot @ np.asarray(body.com, float)
+        inv = np.linalg.inv(x0)
+        a = inv @ (com - pi)
+        i_g = rot @ np.asarray(body.inertia, float) @ rot.T
+        j_g = 0.5 * np.trace(i_g) * np.eye(3) - i_g
+        d = com - pi
+        j_i = j_g + m * np.outer(d, d)
+        z = inv @ j_i @ inv.T
+        blocks = np.zeros((4, 4))
+        blocks[0, 0] = m - 2 * m * a[0] + z[0, 0]
+        for c in range(3):
+            blocks[0, c + 1] = blocks[c + 1, 0] = m * a[c] - z[0, c]
+            for e in range(3):
+                blocks[c + 1, e + 1] = z[c, e]
+        c_g = np.array([1 - a[0], a[0], a[1], a[2]])
+        for p, ep in enumerate(base):
+            sp = self.slots.get(ep)
+            if sp is None:
+                continue
+            Q[sp] += m * c_g[p] * g
+            for s, es in enumerate(base):
+                ss = self.slots.get(es)
+                if ss is not None:
+                    for axis in range(3):
+                        M[sp[axis], ss[axis]] += blocks[p, s]
+
+    def _on_body(self, body: int, world_vector: np.ndarray) -> sympy.Matrix:
+        """A body-fixed vector as a linear function of the body's base (constant on ground)."""
+        if body < 0:
+            return sympy.Matrix([float(x) for x in world_vector])
+        i, j, u, v = self.bases[body]
+        w = [self.entities[x].world for x in (i, j, u, v)]
+        c = np.linalg.solve(np.column_stack([w[1] - w[0], w[2], w[3]]), world_vector)
+        r = self.symbol_of
+        return c[0] * (r[j] - r[i]) + c[1] * r[u] + c[2] * r[v]
+
+    def _joint_equations(self, name: str, info: dict) -> None:
+        t, parent, child, r = info["type"], info["parent"], info["child"], self.symbol_of
+        if t is JointType.UNIVERSAL:
+            a1, a2 = info["a1"], info["a2"]
+            value = float(self.entities[a1].world @ self.entities[a2].world)
+            self._equation(r[a1].dot(r[a2]) - value, f"{name}: axes angle")
+        elif t in (JointType.PRISMATIC, JointType.CYLINDRICAL):
+            w1, w2 = info["w"]
+            gap = r[info["pc"]] - r[info["pp"]]
+            self._equation(gap.dot(self._on_body(parent, w1)), f"{name}: on the axis (1)")
+            self._equation(gap.dot(self._on_body(parent, w2)), f"{name}: on the axis (2)")
+            if t is JointType.PRISMATIC:
+                lock = self._on_body(parent, w1).dot(self._on_body(child, w2))
+                self._equation(lock, f"{name}: no rotation about the axis")
+        elif t is JointType.PLANAR:
+            gap = r[info["pc"]] - r[info["pp"]]
+            self._equation(gap.dot(r[info["normal"]]), f"{name}: in the plane")
+
+    def _equation(self, expr: sympy.Expr, label: str) -> None:
+        self.constraints.append(sympy.expand(expr))
+        self.constraint_names.append(label)
+
+    # ------------------------------------------------------------------ states, readers
+    def coordinates_at(self, joint_q: np.ndarray) -> np.ndarray:
+        """Natural coordinates for a spanning-tree configuration (loops must close)."""
+        poses = ref.forward_kinematics(self.model, joint_q)
+        out = []
+        for e in self.entities:
+            if e.fixed:
+                continue
+            t = poses[self.model.body_names[e.owner]]
+            out.extend(t[:3, :3] @ e.local + (t[:3, 3] if e.kind == "p" else 0.0))
+        return np.array(out)
+
+    def velocities_at(self, joint_q: np.ndarray, joint_v: np.ndarray) -> np.ndarray:
+        """Natural velocities: ṙ = v_b + ω × (r − p_b), u̇ = ω × u."""
+        poses = ref.forward_kinematics(self.model, joint_q)
+        out = []
+        for e in self.entities:
+            if e.fixed:
+                continue
+            name = self.model.body_names[e.owner]
+            twist = ref.frame_jacobian(self.model, joint_q, name) @ joint_v
+            lever = poses[name][:3, :3] @ e.local
+            spin = np.cross(twist[:3], lever)
+            out.extend(twist[3:] + spin if e.kind == "p" else spin)
+        return np.array(out)
+
+    def body_rotation(self, body: int, q: np.ndarray) -> np.ndarray:
+        """Rotation of a body from its natural coordinates: A = X X̄⁻¹ (eq. 4.113-4.116),
+        times the body frame's rotation at assembly."""
+        if body < 0:
+            return np.eye(3)
+        i, j, u, v = self.bases[body]
+
+        def block(e):
+            s = self.slots.get(e)
+            return np.asarray(q, float)[s] if s is not None else self.entities[e].world
+
+        x = np.column_stack([block(j) - block(i), block(u), block(v)])
+        w = [self.entities[k].world for k in (i, j, u, v)]
+        x0 = np.column_stack([w[1] - w[0], w[2], w[3]])
+        return x @ np.linalg.inv(x0) @ self._frame(body)[0]
+
+    def _readers(self, nm: NaturalModel) -> dict:
+        """Revolute angle, prismatic displacement (relative to assembly) and, for spherical
+        joints, the relative rotation matrix."""
+        out: dict = {}
+        q = nm.symbols
+        for name, info in self.joint_entities.items():
+            t, parent, child = info["type"], info["parent"], info["child"]
+            if t in (JointType.REVOLUTE, JointType.CONTINUOUS):
+                u0 = self.entities[info["axis"]].world
+                w1, _ = _perpendiculars(u0)
+                wp, wc = self._on_body(parent, w1), self._on_body(child, w1)
+                axis = self.symbol_of[info["axis"]]
+                fn = sympy.lambdify([q], [wp.cross(wc).dot(axis), wp.dot(wc)], "numpy")
+                out[name] = _angle_reader(fn, 1.0)  # the shared axis is the joint's axis
+            elif t is JointType.PRISMATIC:
+                u = self.symbol_of[info["axis"]]
+                gap = self.symbol_of[info["pc"]] - self.symbol_of[info["pp"]]
+                fn = sympy.lambdify([q], gap.dot(u), "numpy")
+                out[name] = (lambda f: (lambda qv: float(f(np.asarray(qv, float)))))(fn)
+            elif t is JointType.SPHERICAL:
+                out[name] = (lambda p, c: (lambda qv: self.body_rotation(p, qv).T
+                                           @ self.body_rotation(c, qv)))(parent, child)
+        return out
+
+
+def _angle_reader(fn, sign: float):
+    def read(qv) -> float:
+        s, c = fn(np.asarray(qv, float))
+        return sign * math.atan2(float(s), float(c))
+
+    return read
+
+
+def spatial_model(model: Model) -> NaturalModel:
+    """The natural-coordinate model of ``model`` (module docstring)."""
+    return SpatialModeller(model).build()
+
+
+__all__ = ["SpatialModeller", "spatial_model"]
