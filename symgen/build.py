@@ -141,17 +141,18 @@ def load_module(src: CSource, flags: Sequence[str] = DEFAULT_FLAGS):
 class KernelFunction:
     """One compiled kernel: ``f(q, v, ...)`` with numpy arrays, single or batched."""
 
-    def __init__(self, name: str, inputs: Sequence[ArraySpec], output: ArraySpec, ffi, lib,
-                 c_name: str, real: str, defaults: dict[str, np.ndarray]) -> None:
+    def __init__(self, name: str, inputs: Sequence[ArraySpec], outputs: Sequence[ArraySpec],
+                 ffi, lib, c_name: str, real: str, defaults: dict[str, np.ndarray]) -> None:
         self.name = name
         self.inputs = tuple(inputs)
-        self.output = output
+        self.outputs = tuple(outputs)
         self._ffi, self._single = ffi, getattr(lib, c_name)
         self._batch = getattr(lib, c_name + "_batch")
         self._ctype = f"{real}[]"
         self.dtype = DTYPES[real]
         self._defaults = defaults
-        self.__doc__ = f"{name}({', '.join(s.name for s in inputs)}) -> {output.name}"
+        returns = ", ".join(s.name for s in self.outputs)
+        self.__doc__ = f"{name}({', '.join(s.name for s in inputs)}) -> {returns}"
 
     def __repr__(self) -> str:
         return f"<compiled kernel {self.__doc__}>"
@@ -179,7 +180,8 @@ class KernelFunction:
             out.append(_real_array(self.name, spec.name, values[spec.name]))
         return out
 
-    def __call__(self, *args, **kwargs) -> np.ndarray:
+    def __call__(self, *args, **kwargs):
+        """The output array, or a tuple of arrays for a kernel with several outputs."""
         arrays = self._arguments(args, kwargs)
         batch = None
         for spec, a in zip(self.inputs, arrays, strict=True):
@@ -194,15 +196,17 @@ class KernelFunction:
             if batch is not None and flat.shape[0] == 1 and a.size == spec.size:
                 flat = np.broadcast_to(flat, (batch, spec.size))
             prepared.append(np.ascontiguousarray(flat, dtype=self.dtype))
-        shape = self.output.shape if batch is None else (batch, *self.output.shape)
-        result = np.empty(shape, dtype=self.dtype)
+        results = [
+            np.empty(spec.shape if batch is None else (batch, *spec.shape), dtype=self.dtype)
+            for spec in self.outputs
+        ]
         ptrs = [self._ffi.from_buffer(self._ctype, a) for a in prepared]
-        out_ptr = self._ffi.from_buffer(self._ctype, result, require_writable=True)
+        ptrs += [self._ffi.from_buffer(self._ctype, r, require_writable=True) for r in results]
         if batch is None:
-            self._single(*ptrs, out_ptr)
+            self._single(*ptrs)
         else:
-            self._batch(batch, *ptrs, out_ptr)
-        return result
+            self._batch(batch, *ptrs)
+        return results[0] if len(results) == 1 else tuple(results)
 
 
 def _real_array(kernel: str, name: str, value) -> np.ndarray:
@@ -239,10 +243,9 @@ class CompiledKernels:
             defaults["params"] = np.array([p.default for p in model.parameters])
         self.functions: dict[str, KernelFunction] = {}
         for name, program in ks.programs.items():
-            (output,) = program.output_specs
             self.functions[name] = KernelFunction(
-                name, program.inputs, output, module.ffi, module.lib, f"{src.prefix}_{name}",
-                real, defaults,
+                name, program.inputs, program.output_specs, module.ffi, module.lib,
+                f"{src.prefix}_{name}", real, defaults,
             )
 
     def __getitem__(self, name: str) -> KernelFunction:

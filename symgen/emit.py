@@ -123,7 +123,7 @@ def _ops_text(program: Program) -> str:
 def _function(ks: KernelSet, name: str, prefix: str, printer: CPrinter) -> dict:
     program = ks[name]
     kernel = ks.kernel_of[name]
-    summary = KERNELS[kernel].summary
+    summary = KERNELS[kernel].summary if kernel in KERNELS else program.doc
     if name in ks.frame_of:
         summary += f" (frame '{ks.frame_of[name]}', {ks.options.jacobian_reference})"
     if name in ks.choices:
@@ -181,6 +181,8 @@ def _conventions(ks: KernelSet) -> list[str]:
     if m.parameters:
         lines.append("Runtime parameters (params): " + ", ".join(
             f"{p.name} (default {p.default:g})" for p in m.parameters))
+    if ks.notes:
+        lines += ["", *ks.notes]
     return lines
 
 

@@ -79,6 +79,7 @@ class KernelSet:
     choices: dict[str, str] = field(default_factory=dict)
     alternatives: dict[str, dict[str, int]] = field(default_factory=dict)
     pose_names: tuple[str, ...] = ()
+    notes: list[str] = field(default_factory=list)
 
     def __getitem__(self, name: str) -> Program:
         try:

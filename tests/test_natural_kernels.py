@@ -1,0 +1,115 @@
+"""Generated natural-coordinate kernels: the programs reproduce the numpy reference solvers,
+the C compiles without warnings (host and Cortex-M4), and the compiled step simulates the
+open planar double pendulum like the spatial-operator dynamics."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from functools import cache
+
+import numpy as np
+import pytest
+from test_natural_planar import double_pendulum, rk4_trajectory
+from test_natural_spatial import chain
+
+import symgen
+from symgen.build import compile_kernels
+from symgen.formulations.natural import (
+    StepSettings,
+    consistent_velocities,
+    lagrange_accelerations,
+    trapezoidal_step,
+)
+from symgen.formulations.natural.kernels import NaturalOptions, natural_kernels, natural_model
+
+STRICT = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror"]
+MODELS = ["four_bar", "slider_crank", "double_pendulum", "chain"]
+
+
+@cache
+def model(name: str) -> symgen.Model:
+    if name == "double_pendulum":
+        return double_pendulum()
+    if name == "chain":
+        return chain()
+    return symgen.load(f"examples/models/{name}.yaml")
+
+
+@cache
+def kernels(name: str, step: float = 1e-3):
+    return natural_kernels(model(name), NaturalOptions(step=step))
+
+
+def state(nm, seed: int):
+    rng = np.random.default_rng(seed)
+    mod = nm.modeller
+    if mod.model.loop_joints:
+        q = nm.q0
+        qd = consistent_velocities(nm, q, {0: 0.7})
+    else:
+        jq = symgen.reference.random_configuration(mod.model, rng)
+        q = mod.coordinates_at(jq)
+        qd = mod.velocities_at(jq, rng.normal(size=mod.model.nv))
+    return q, qd
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_programs_reproduce_the_reference_solvers(name):
+    nm, ks = kernels(name)
+    q, qd = state(nm, 1)
+    np.testing.assert_array_equal(ks.evaluate("nc_mass_matrix")["M"], nm.mass_matrix)
+    np.testing.assert_allclose(ks.evaluate("nc_constraints", q=q)["phi"], nm.phi(q), atol=1e-15)
+    np.testing.assert_allclose(ks.evaluate("nc_jacobian", q=q)["Phi_q"], nm.phi_q(q), atol=1e-15)
+    np.testing.assert_allclose(ks.evaluate("nc_jacobian_dot_qdot", q=q, qd=qd)["phi_q_dot_qd"],
+                               nm.phi_q_dot_qdot(q, qd), atol=1e-13)
+    acc = ks.evaluate("nc_accelerations", q=q, qd=qd)
+    expected, lam = lagrange_accelerations(nm, q, qd, 10.0, 10.0)
+    np.testing.assert_allclose(acc["qdd"], expected, rtol=1e-11, atol=1e-11)
+    step = ks.evaluate("nc_step", q=q, qd=qd, qdd=expected, lam=np.zeros(nm.m))
+    ref = trapezoidal_step(nm, q, qd, expected, StepSettings(h=1e-3), np.zeros(nm.m))
+    for got, want in zip(("q_next", "qd_next", "qdd_next"), ref[:3], strict=True):
+        np.testing.assert_allclose(step[got], want, rtol=1e-9, atol=1e-9 * np.abs(want).max())
+    guess = q + 0.01 * np.random.default_rng(2).normal(size=nm.n)
+    assembled = ks.evaluate("nc_assemble", q=guess)["q_assembled"]
+    assert np.max(np.abs(nm.phi(assembled))) < 1e-12
+
+
+@pytest.mark.parametrize("name", ["slider_crank", "chain"])
+def test_generated_c_compiles_without_warnings(name, tmp_path):
+    _, ks = kernels(name)
+    for real in ("double", "float"):
+        source = ks.write(tmp_path / real, real=real)[1]
+        run = subprocess.run(["gcc", *STRICT, "-O0", "-c", str(source), "-o",
+                              str(tmp_path / "k.o")], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[:2000]
+        if shutil.which("arm-none-eabi-gcc") and real == "float":
+            run = subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb",
+                                  "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-Os", *STRICT,
+                                  "-c", str(source), "-o", str(tmp_path / "arm.o")],
+                                 capture_output=True, text=True)
+            assert run.returncode == 0, run.stderr[:2000]
+
+
+def test_compiled_step_simulates_the_open_double_pendulum(monkeypatch, tmp_path):
+    """The generated C step (h = 50 µs baked in) over 2 s: joint angles within 1e-6 rad of
+    RK4 on the generated spatial-operator forward dynamics."""
+    monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path / "cache"))
+    dp = double_pendulum()
+    nm = natural_model(dp)
+    _, ks = natural_kernels(dp, NaturalOptions(step=5e-5), nm)
+    lib = compile_kernels(ks, flags=("-O1", "-std=c99"))
+    jq, jv = np.array([0.3, -0.5]), np.array([0.5, -1.0])
+    reference, _ = rk4_trajectory(dp, jq, jv, 2.0, 1e-3, 0.25)
+    q, qd = nm.modeller.coordinates_at(jq), nm.modeller.velocities_at(jq, jv)
+    qdd, _ = lib.nc_accelerations(q, qd)
+    lam = np.zeros(nm.m)
+    worst = 0.0
+    readers = [nm.joint_values[n] for n in dp.joint_names]
+    for k in range(40000):
+        q, qd, qdd, lam = lib.nc_step(q, qd, qdd, lam)
+        if (k + 1) % 20 == 0 and (k + 1) // 20 in reference:
+            angles = np.array([read(q) for read in readers])
+            diff = (angles - reference[(k + 1) // 20] + np.pi) % (2 * np.pi) - np.pi
+            worst = max(worst, float(np.max(np.abs(diff))))
+    assert worst <= 1e-6, worst
