@@ -58,6 +58,13 @@ OP_COLUMNS = ("add", "mul", "div", "sqrt", "trig", "other", "total")
     "(add, mul, div, sqrt, trig, other, total) and the variant chosen for each.",
 )
 @click.option(
+    "--natural",
+    is_flag=True,
+    help="Also build the natural-coordinate model and print its coordinates, constraints, "
+    "the Jacobian's sparsity and the count check (coordinates - independent constraints = "
+    "DOF).",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
@@ -98,6 +105,7 @@ def info(
     model_path: str,
     floating_base: bool,
     ops: bool,
+    natural: bool,
     as_json: bool,
     partition: str | None,
     fd_method: str | None,
@@ -133,6 +141,11 @@ def info(
     model = load(model_path, floating_base=floating_base)
     if not ops:
         click.echo(describe(model))
+        if natural:
+            from .formulations.natural.kernels import describe_natural, natural_model
+
+            click.echo()
+            click.echo(describe_natural(natural_model(model)))
         return
     options = Options(
         partition=partition or "auto",

@@ -97,3 +97,13 @@ def test_keep_parameters_bakes_the_others():
     assert kept.gravity[2] == pytest.approx(-9.81)
     with pytest.raises(ModelError, match="unknown parameter 'nope'"):
         model.keep_parameters(["nope"])
+
+
+def test_info_natural_shows_coordinates_constraints_and_count_check():
+    result = run_split("info", str(EXAMPLES / "four_bar.yaml"), "--natural")
+    assert result.exit_code == 0, result.stderr
+    assert "Natural coordinates (n = 4; 3 constraints; 1 DOF)" in result.stdout
+    assert "count check: 4 coordinates - 3 independent constraints = 1 DOF" in result.stdout
+    result = run_split("info", str(EXAMPLES / "rssr.yaml"), "--natural")
+    assert result.exit_code == 0, result.stderr
+    assert "= 2 DOF" in result.stdout  # the crank's mobility and the coupler's idle spin

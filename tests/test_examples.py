@@ -37,3 +37,11 @@ def test_pinocchio_crosscheck(tmp_path):
 def test_reference_check(tmp_path, robot):
     out = run_example(tmp_path, "reference_check.py", robot, "--states", "3")
     assert "passed" in out
+
+
+def test_natural_mechanisms(tmp_path):
+    out = run_example(tmp_path, "natural_mechanisms.py", "--duration", "0.2")
+    for name, dof in (("four_bar", 1), ("slider_crank", 1), ("rssr", 2), ("double_pendulum", 2)):
+        assert f"{name}: " in out and f"DOF = {dof}" in out.split(f"{name}: ")[1].split("\n")[0]
+    worst = [float(x) for x in re.findall(r"worst \|Phi\| ([0-9.e+-]+)", out)]
+    assert len(worst) == 4 and max(worst) < 1e-5, out

@@ -113,3 +113,17 @@ def test_compiled_step_simulates_the_open_double_pendulum(monkeypatch, tmp_path)
             diff = (angles - reference[(k + 1) // 20] + np.pi) % (2 * np.pi) - np.pi
             worst = max(worst, float(np.max(np.abs(diff))))
     assert worst <= 1e-6, worst
+
+
+def test_documentation_example_runs(monkeypatch, tmp_path):
+    import re
+    from pathlib import Path
+
+    monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path / "cache"))
+    root = Path(__file__).resolve().parent.parent
+    monkeypatch.chdir(root)
+    text = (root / "docs" / "natural.md").read_text()
+    snippet = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    namespace: dict = {}
+    exec(compile(snippet, "docs/natural.md", "exec"), namespace)
+    assert namespace["nm"].dof == 1

@@ -1,6 +1,7 @@
 """Natural-coordinate formulation for closed-loop mechanisms (García de Jalón & Bayo 1994):
 dependent Cartesian coordinates, a constant mass matrix and quadratic constraints
-(issue 5; work in progress: the model data structure and the reference solvers)."""
+(docs/natural.md): automatic modelling (:mod:`.planar`, :mod:`.spatial`), numpy reference
+solvers (:mod:`.solvers`) and generated kernels (:mod:`.kernels`)."""
 
 from .model import NaturalModel, bar_mass_matrix
 from .solvers import (

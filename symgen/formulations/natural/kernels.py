@@ -248,6 +248,17 @@ def natural_notes(nm: NaturalModel) -> list[str]:
     return lines
 
 
+def describe_natural(nm: NaturalModel) -> str:
+    """The text of ``symgen info MODEL --natural``: coordinates, constraints, the Jacobian's
+    sparsity and the count check n − rank(Φ_q) = DOF."""
+    rank = nm.rank(nm.q0)
+    lines = natural_notes(nm)
+    lines.append(f"count check: {nm.n} coordinates - {rank} independent constraints = "
+                 f"{nm.n - rank} DOF ({nm.m - rank} redundant of {nm.m} constraints, rank of "
+                 "Phi_q at the assembled configuration)")
+    return "\n".join(lines)
+
+
 def natural_model(model) -> NaturalModel:
     """The natural-coordinate model of ``model``: planar modelling for ``plane: xy``
     models, spatial otherwise."""
@@ -281,6 +292,7 @@ __all__ = [
     "accelerations_program",
     "assemble_program",
     "constraint_programs",
+    "describe_natural",
     "mass_matrix_program",
     "natural_kernels",
     "natural_model",

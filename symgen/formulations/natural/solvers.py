@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...model import SymgenError
 from .model import NaturalModel
 
 Array = np.ndarray
@@ -145,7 +146,9 @@ def assemble(nm: NaturalModel, q_guess: Array, fixed: Sequence[int] = (),
 
 
 def consistent_velocities(nm: NaturalModel, q: Array, known: dict[int, float]) -> Array:
-    """q̇ with Φ_q q̇ = 0 and the given coordinate rates (least squares, redundancy allowed)."""
+    """The q̇ of least kinetic energy ½q̇ᵀMq̇ with Φ_q q̇ = 0 and the given coordinate rates
+    (redundant constraints allowed): with M = LLᵀ and q̇ = L⁻ᵀy, y is the minimum-norm
+    least-squares solution, so no idle motion (a bar's spin) is invented."""
     rows = [nm.phi_q(q)]
     rhs = [np.zeros(nm.m)]
     for index, value in known.items():
@@ -153,7 +156,15 @@ def consistent_velocities(nm: NaturalModel, q: Array, known: dict[int, float]) -
         e[0, index] = 1.0
         rows.append(e)
         rhs.append(np.array([value]))
-    return np.linalg.lstsq(np.vstack(rows), np.concatenate(rhs), rcond=None)[0]
+    chol = np.linalg.cholesky(nm.mass_matrix)
+    a = np.vstack(rows) @ np.linalg.inv(chol).T
+    y = np.linalg.lstsq(a, np.concatenate(rhs), rcond=None)[0]
+    qd = np.linalg.solve(chol.T, y)
+    residual = np.max(np.abs(nm.phi_q(q) @ qd), initial=0.0)
+    if residual > 1e-9 * max(np.max(np.abs(qd), initial=0.0), 1.0):
+        raise SymgenError(f"{nm.name}: the given rates are not compatible with the "
+                          f"constraints (residual {residual:.1e})")
+    return qd
 
 
 __all__ = [
