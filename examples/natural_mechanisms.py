@@ -36,7 +36,8 @@ def simulate(path: Path, duration: float, step: float) -> None:
     null = np.linalg.svd(nm.phi_q(q))[2][nm.rank(q):]
     driver = int(np.argmax(np.max(np.abs(null), axis=0)))
     qd = consistent_velocities(nm, q, {driver: 0.5})
-    qdd, _ = lib.nc_accelerations(q, qd)
+    tau = np.zeros(len(nm.actuated))  # no joint torques: free motion under gravity
+    qdd, _ = lib.nc_accelerations(q, qd, tau)
     lam = np.zeros(nm.m)
 
     def energy(q, qd):
@@ -46,7 +47,7 @@ def simulate(path: Path, duration: float, step: float) -> None:
     steps = int(round(duration / step))
     start = time.perf_counter()
     for _ in range(steps):
-        q, qd, qdd, lam = lib.nc_step(q, qd, qdd, lam)
+        q, qd, qdd, lam = lib.nc_step(q, qd, qdd, lam, tau)
         worst_phi = max(worst_phi, float(np.max(np.abs(nm.phi(q)))))
         worst_e = max(worst_e, abs(energy(q, qd) - e0))
     elapsed = time.perf_counter() - start

@@ -196,21 +196,25 @@ class Mul(Expr):
 
 
 class Call(Expr):
-    """``fn(arg)`` for fn in sin, cos, sqrt."""
+    """``fn(args...)`` for fn in sin, cos, sqrt (one argument) and atan2 (y, x)."""
 
-    __slots__ = ("fn", "arg")
-    FUNCTIONS = {"sin": math.sin, "cos": math.cos, "sqrt": math.sqrt}
+    __slots__ = ("fn", "args")
+    FUNCTIONS = {"sin": math.sin, "cos": math.cos, "sqrt": math.sqrt, "atan2": math.atan2}
 
-    def __init__(self, fn: str, arg: Expr) -> None:
+    def __init__(self, fn: str, *args: Expr) -> None:
         self.fn = fn
-        self.arg = arg
-        super().__init__(f"({fn} {arg.key})")
+        self.args = tuple(args)
+        super().__init__(f"({fn} {' '.join(a.key for a in self.args)})")
+
+    @property
+    def arg(self) -> Expr:
+        return self.args[0]
 
     def children(self) -> tuple[Expr, ...]:
-        return (self.arg,)
+        return self.args
 
     def rebuild(self, children: list[Expr]) -> Expr:
-        return call(self.fn, children[0])
+        return call(self.fn, *children)
 
 
 class Less(Expr):
@@ -376,10 +380,14 @@ def power(x: Expr, n: int) -> Expr:
     return mul_factors(1.0, ((x, n),))
 
 
-def call(fn: str, arg: Expr) -> Expr:
-    if isinstance(arg, Num):
-        return Num(Call.FUNCTIONS[fn](arg.value))
-    return Call(fn, arg)
+def call(fn: str, *args: Expr) -> Expr:
+    if all(isinstance(a, Num) for a in args):
+        return Num(Call.FUNCTIONS[fn](*(a.value for a in args)))
+    return Call(fn, *args)
+
+
+def atan2(y: object, x: object) -> Expr:
+    return call("atan2", as_expr(y), as_expr(x))
 
 
 def sin(x: object) -> Expr:
@@ -468,6 +476,7 @@ __all__ = [
     "Sym",
     "add",
     "as_expr",
+    "atan2",
     "cos",
     "esum",
     "extract_minus_sign",

@@ -25,7 +25,8 @@ def count_ops(expr: Expr, counts: Counter | None = None) -> Counter:
     Conventions: an n-term sum is n−1 ``add`` (subtraction included); a product of n factors
     is n−1 ``mul`` plus one ``div`` when it has a denominator (``a*b/(c*d)``: 2 mul, 1 div);
     multiplying by ±1 and negation are free; ``x**k`` (k > 1) is k−1 mul; ``sqrt`` one
-    ``sqrt``; ``sin``/``cos`` one ``trig``; a selection (``a < b ? x : y``) one ``other``.
+    ``sqrt``; ``sin``/``cos`` one ``trig``; ``atan2`` and a selection (``a < b ? x : y``)
+    one ``other``.
     """
     c = Counter() if counts is None else counts
     _count(expr, c)
@@ -50,8 +51,10 @@ def _count(e: Expr, c: Counter) -> None:
         for base, _ in e.factors:
             _count(base, c)
     elif isinstance(e, Call):
-        c["sqrt" if e.fn == "sqrt" else "trig"] += 1
-        _count(e.arg, c)
+        kind = {"sqrt": "sqrt", "sin": "trig", "cos": "trig"}.get(e.fn, "other")
+        c[kind] += 1
+        for arg in e.args:
+            _count(arg, c)
     elif isinstance(e, Select):
         c["other"] += 1
         for child in e.children():

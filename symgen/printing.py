@@ -36,7 +36,7 @@ class Printer:
         if isinstance(e, Mul):
             return self._mul(e)
         if isinstance(e, Call):
-            return f"{self.function(e.fn)}({self.expr(e.arg)})"
+            return f"{self.function(e.fn)}({', '.join(self.expr(a) for a in e.args)})"
         if isinstance(e, Less):
             return f"{self._factor(e.lhs)} < {self._factor(e.rhs)}"
         if isinstance(e, Select):

@@ -63,11 +63,15 @@ def test_programs_reproduce_the_reference_solvers(name):
     np.testing.assert_allclose(ks.evaluate("nc_jacobian", q=q)["Phi_q"], nm.phi_q(q), atol=1e-15)
     np.testing.assert_allclose(ks.evaluate("nc_jacobian_dot_qdot", q=q, qd=qd)["phi_q_dot_qd"],
                                nm.phi_q_dot_qdot(q, qd), atol=1e-13)
-    acc = ks.evaluate("nc_accelerations", q=q, qd=qd)
-    expected, lam = lagrange_accelerations(nm, q, qd, 10.0, 10.0)
+    tau = np.linspace(-0.5, 0.7, len(nm.actuated))  # joint torques/forces exercised too
+    extra = {"tau": tau} if nm.actuated else {}
+    np.testing.assert_allclose(ks.evaluate("nc_forces", q=q, qd=qd, **extra)["Q"],
+                               nm.generalized_forces(q, qd, tau), atol=1e-13)
+    acc = ks.evaluate("nc_accelerations", q=q, qd=qd, **extra)
+    expected, lam = lagrange_accelerations(nm, q, qd, 10.0, 10.0, tau)
     np.testing.assert_allclose(acc["qdd"], expected, rtol=1e-11, atol=1e-11)
-    step = ks.evaluate("nc_step", q=q, qd=qd, qdd=expected, lam=np.zeros(nm.m))
-    ref = trapezoidal_step(nm, q, qd, expected, StepSettings(h=1e-3), np.zeros(nm.m))
+    step = ks.evaluate("nc_step", q=q, qd=qd, qdd=expected, lam=np.zeros(nm.m), **extra)
+    ref = trapezoidal_step(nm, q, qd, expected, StepSettings(h=1e-3), np.zeros(nm.m), tau)
     for got, want in zip(("q_next", "qd_next", "qdd_next"), ref[:3], strict=True):
         np.testing.assert_allclose(step[got], want, rtol=1e-9, atol=1e-9 * np.abs(want).max())
     guess = q + 0.01 * np.random.default_rng(2).normal(size=nm.n)
@@ -102,12 +106,13 @@ def test_compiled_step_simulates_the_open_double_pendulum(monkeypatch, tmp_path)
     jq, jv = np.array([0.3, -0.5]), np.array([0.5, -1.0])
     reference, _ = rk4_trajectory(dp, jq, jv, 2.0, 1e-3, 0.25)
     q, qd = nm.modeller.coordinates_at(jq), nm.modeller.velocities_at(jq, jv)
-    qdd, _ = lib.nc_accelerations(q, qd)
+    tau = np.zeros(len(nm.actuated))
+    qdd, _ = lib.nc_accelerations(q, qd, tau)
     lam = np.zeros(nm.m)
     worst = 0.0
     readers = [nm.joint_values[n] for n in dp.joint_names]
     for k in range(40000):
-        q, qd, qdd, lam = lib.nc_step(q, qd, qdd, lam)
+        q, qd, qdd, lam = lib.nc_step(q, qd, qdd, lam, tau)
         if (k + 1) % 20 == 0 and (k + 1) // 20 in reference:
             angles = np.array([read(q) for read in readers])
             diff = (angles - reference[(k + 1) // 20] + np.pi) % (2 * np.pi) - np.pi
@@ -127,3 +132,75 @@ def test_documentation_example_runs(monkeypatch, tmp_path):
     namespace: dict = {}
     exec(compile(snippet, "docs/natural.md", "exec"), namespace)
     assert namespace["nm"].dof == 1
+
+
+@pytest.mark.parametrize("name", ["double_pendulum", "chain"])
+def test_joint_torques_poses_joint_values_and_velocities(name):
+    """Joint torques enter by virtual power (accelerations equal the spatial-operator forward
+    dynamics with the same torques); poses, joint values and rates, and consistent
+    velocities come back exactly."""
+    m = model(name)
+    nm, ks = kernels(name)
+    mod = nm.modeller
+    rng = np.random.default_rng(4)
+    jq, jv = symgen.reference.random_configuration(m, rng), rng.normal(size=m.nv)
+    q, qd = mod.coordinates_at(jq), mod.velocities_at(jq, jv)
+    tau = np.array([0.7, -0.4])
+    full = np.zeros(m.nv)
+    for t, joint in zip(tau, nm.actuated, strict=True):
+        full[m.v_slices[joint]] = t
+    a = symgen.reference.forward_dynamics(m, jq, jv, full)
+
+    def velocities(dt):
+        return mod.velocities_at(symgen.reference.integrate(m, jq, jv + 0.5 * dt * a, dt),
+                                 jv + dt * a)
+
+    expected = (velocities(1e-6) - velocities(-1e-6)) / 2e-6
+    qdd = ks.evaluate("nc_accelerations", q=q, qd=qd, tau=tau)["qdd"]
+    assert np.max(np.abs(qdd - expected)) < 1e-7 * np.max(np.abs(expected))
+    poses = ks.evaluate("nc_body_poses", q=q)["poses"]
+    fk = symgen.reference.forward_kinematics(m, jq)
+    for i, body in enumerate(m.body_names):
+        np.testing.assert_allclose(poses[i], fk[body][:3], atol=1e-13)
+    values = ks.evaluate("nc_joint_values", q=q, qd=qd)
+    wrap = (values["values"] - [jq[m.q_slices[j]][0] for j in nm.actuated] + np.pi) % (2 * np.pi)
+    np.testing.assert_allclose(wrap - np.pi, 0, atol=1e-12)
+    np.testing.assert_allclose(values["rates"], [jv[m.v_slices[j]][0] for j in nm.actuated],
+                               atol=1e-12)
+    if "nc_velocities" in ks.programs:
+        zd = [jv[m.v_slices[j]][0] for j in nm.actuated]
+        np.testing.assert_allclose(ks.evaluate("nc_velocities", q=q, zd=zd)["qd"], qd,
+                                   atol=1e-12)
+
+
+def test_springs_and_dampers():
+    """A spring from the ground to the lower link of the double pendulum: with no damper the
+    total energy (kinetic + gravity + ½k(L − L₀)²) is conserved by the step; with a damper
+    it decreases."""
+    from symgen.formulations.natural.model import Spring
+
+    m = double_pendulum()
+    anchor = np.array([0.3, 0.2])
+
+    def run(damping):
+        spring = Spring("ground", (0.3, 0.2, 0.0), "lower", (0.3, 0.0, 0.0), 50.0, damping, 0.2)
+        nm = natural_model(m, springs=[spring])
+        point = nm.modeller.point_expr("lower", (0.3, 0.0, 0.0))[0]
+        where = __import__("sympy").lambdify([nm.symbols], point, "numpy")
+
+        def energy(q, qd):
+            length = np.linalg.norm(np.asarray(where(q), float).reshape(2) - anchor)
+            return 0.5 * qd @ nm.mass_matrix @ qd - nm.forces @ q + 25.0 * (length - 0.2) ** 2
+
+        q, qd, tau = nm.q0, np.zeros(nm.n), np.zeros(2)
+        qdd, _ = lagrange_accelerations(nm, q, qd, tau=tau)
+        e0, worst, lam = energy(q, qd), 0.0, None
+        for _ in range(2000):
+            q, qd, qdd, lam = trapezoidal_step(nm, q, qd, qdd, StepSettings(h=5e-4), lam, tau)
+            worst = max(worst, abs(energy(q, qd) - e0))
+        return e0, energy(q, qd), worst
+
+    e0, _, drift = run(0.0)
+    assert drift < 1e-4 * e0
+    e0, end, _ = run(2.0)
+    assert end < e0 - 0.1

@@ -15,8 +15,9 @@
 - ``nc_assemble``: Newton-Raphson on Φ(q) = 0 with damped least-squares steps
   (ΦqᵀΦq + εI)Δq = −ΦqᵀΦ (eq. 3.15; redundancy tolerated), a fixed number of iterations.
 
-Joint values back (angles, displacements) are Python readers for now
-(``NaturalModel.joint_values``).
+- ``nc_joint_values``: each 1-DOF joint's angle/displacement and rate;
+- ``nc_velocities``: consistent velocities from the independent joints' rates;
+- ``nc_body_poses``: the world pose of every body (A = X X̄⁻¹).
 """
 
 from __future__ import annotations
@@ -25,11 +26,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import sympy
 
-from ...expr import ZERO, Expr, esum, from_sympy
+from ...expr import ZERO, Expr, atan2, esum, from_sympy
 from ...program import Program, ProgramBuilder
 from .. import dense
-from .model import NaturalModel
+from .model import NaturalModel, Spring, spring_forces
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,28 @@ class _Evaluator:
     def phi_q_dot_qdot(self, b: ProgramBuilder, q, qd) -> list[Expr]:
         mp = self._map(q, qd)
         return [b.emit(from_sympy(e, mp)) for e in self.jdq]
+
+    def forces(self, b: ProgramBuilder, q, qd, tau) -> list[Expr]:
+        """Q(q, q̇, τ) = gravity + springs/dampers + Σ τ_j ∂θ_j/∂q."""
+        nm = self.nm
+        mp = self._map(q, qd)
+        total: list[Expr] = [b.emit(float(x)) for x in nm.forces]
+        if nm.spring_forces is not None:
+            total = [b.emit(t + from_sympy(e, mp)) for t, e in zip(total, nm.spring_forces,
+                                                                   strict=True)]
+        for j, grad in enumerate(nm.joint_gradients):
+            total = [b.emit(t + tau[j] * from_sympy(g, mp)) if g != 0 else t
+                     for t, g in zip(total, grad, strict=True)]
+        return total
+
+
+def _state_inputs(b: ProgramBuilder, nm: NaturalModel):
+    """Inputs q, qd and, when the model has 1-DOF joints, their forces tau."""
+    q = b.input("q", nm.n, "natural coordinates")
+    qd = b.input("qd", nm.n, "natural velocities")
+    tau = b.input("tau", len(nm.actuated), "joint forces/torques (" +
+                  ", ".join(nm.actuated) + ")") if nm.actuated else []
+    return q, qd, tau
 
 
 def _mat_vec(b, a, x) -> list[Expr]:
@@ -122,9 +146,9 @@ def constraint_programs(nm: NaturalModel) -> list[Program]:
     qd = b.input("qd", nm.n, "natural velocities")
     b.output("phi_q_dot_qd", nm.m, ev.phi_q_dot_qdot(b, q, qd), "dPhi_q/dt * qdot")
     out.append(b.build())
-    b = ProgramBuilder("nc_forces", "generalized forces Q (gravity)")
-    q = b.input("q", nm.n, "natural coordinates")
-    b.output("Q", nm.n, [float(x) for x in nm.forces], "generalized forces")
+    b = ProgramBuilder("nc_forces", "generalized forces Q (gravity, springs, joint forces)")
+    q, qd, tau = _state_inputs(b, nm)
+    b.output("Q", nm.n, ev.forces(b, q, qd, tau), "generalized forces")
     out.append(b.build())
     return out
 
@@ -135,8 +159,7 @@ def accelerations_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
     g = −Φ̇_q q̇ − 2αΦ̇ − β²Φ (book eq. 5.11-5.12, 5.28)."""
     ev = _Evaluator(nm)
     b = ProgramBuilder("nc_accelerations", "accelerations and multipliers (Lagrange + Baumgarte)")
-    q = b.input("q", nm.n, "natural coordinates")
-    qd = b.input("qd", nm.n, "natural velocities")
+    q, qd, tau = _state_inputs(b, nm)
     minv = _const(np.linalg.inv(nm.mass_matrix))
     pq = ev.phi_q(b, q)
     phi = ev.phi(b, q)
@@ -144,7 +167,7 @@ def accelerations_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
     a = opts.baumgarte
     rate = _mat_vec(b, pq, qd)
     g = [b.emit(-jdq[i] - 2 * a * rate[i] - a * a * phi[i]) for i in range(nm.m)]
-    forces = [float(x) for x in nm.forces]
+    forces = ev.forces(b, q, qd, tau)
     free = [b.emit(esum(minv[i][j] * forces[j] for j in range(nm.n))) for i in range(nm.n)]
     # W = M⁻¹ Φ_qᵀ (n × m), S = Φ_q W (m × m)
     w = [[b.emit(esum(minv[i][k] * pq[c][k] for k in range(nm.n))) for c in range(nm.m)]
@@ -169,12 +192,13 @@ def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
     mu = opts.mu if opts.mu is not None else h / 50.0
     beta = alpha * (1 + 2 * mu / h)
     mm = _const(nm.mass_matrix)
-    forces = [float(x) for x in nm.forces]
     b = ProgramBuilder("nc_step", f"one augmented-Lagrangian trapezoidal step, h = {h:g} s")
     q = b.input("q", n, "natural coordinates at t")
     qd = b.input("qd", n, "natural velocities at t")
     qdd = b.input("qdd", n, "natural accelerations at t")
     lam = list(b.input("lam", m, "augmented-Lagrangian multipliers (zeros at the start)"))
+    tau = b.input("tau", len(nm.actuated), "joint forces/torques over the step") \
+        if nm.actuated else []
     hat_d = [b.emit(qd[i] + (2 / h) * q[i]) for i in range(n)]
     hat_dd = [b.emit(qdd[i] + (4 / h) * qd[i] + (4 / h**2) * q[i]) for i in range(n)]
     q1 = [b.emit(q[i] + h * qd[i] + 0.5 * h * h * qdd[i]) for i in range(n)]
@@ -187,6 +211,7 @@ def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
         weight = [b.emit(alpha * (phi[r] + mu * rate[r]) + lam[r]) for r in range(m)]
         force = _mat_t_vec(b, pq, weight)
         ma = _mat_vec(b, mm, a1)
+        forces = ev.forces(b, q1, v1, tau)
         f = [b.emit(ma[i] + force[i] - forces[i]) for i in range(n)]
         gram = _gram(b, pq, beta)
         tangent = [[b.emit((4 / h**2) * mm[i][j] + gram[i][j]) for j in range(n)]
@@ -212,6 +237,93 @@ def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
     b.output("qd_next", n, v1, "natural velocities at t + h (projected)")
     b.output("qdd_next", n, a1, "natural accelerations at t + h (projected)")
     b.output("lam_next", m, lam, "multipliers to pass to the next step")
+    return b.build()
+
+
+def joint_values_program(nm: NaturalModel) -> Program | None:
+    """Each 1-DOF joint's coordinate (angle via atan2, or displacement), relative to the
+    assembled configuration, and its rate: θ̇ = (c ṡ − s ċ)/(s² + c²), ḋ = ∇d·q̇."""
+    if not nm.actuated:
+        return None
+    b = ProgramBuilder("nc_joint_values", "joint angles/displacements and rates ("
+                       + ", ".join(nm.actuated) + ")")
+    q = b.input("q", nm.n, "natural coordinates")
+    qd = b.input("qd", nm.n, "natural velocities")
+    mp = {s: q[i] for i, s in enumerate(nm.symbols)}
+    values, rates = [], []
+    for jc in nm.joint_coordinates.values():
+        comp = [b.emit(from_sympy(p, mp)) for p in jc.parts]
+        dots = [b.emit(esum(from_sympy(sympy.diff(p, s), mp) * qd[i]
+                            for i, s in enumerate(nm.symbols) if sympy.diff(p, s) != 0))
+                for p in jc.parts]
+        if jc.kind == "angle":
+            s, c = comp
+            values.append(b.emit(jc.sign * (atan2(s, c) - jc.offset)))
+            rates.append(b.emit(jc.sign * (c * dots[0] - s * dots[1]) / (s * s + c * c)))
+        else:
+            values.append(b.emit(comp[0] - jc.offset))
+            rates.append(dots[0])
+    b.output("values", len(values), values, "joint angles (rad) / displacements (m)")
+    b.output("rates", len(rates), rates, "their rates")
+    return b.build()
+
+
+def independent_joints(nm: NaturalModel) -> list[str]:
+    """1-DOF joints whose coordinates complete the constraints at assembly: chosen in order,
+    each kept when it raises the rank of [Φ_q; ∇θ] (the mechanism's independent set)."""
+    rows = [nm.phi_q(nm.q0)]
+    chosen = []
+    rank = nm.rank(nm.q0)
+    grads = sympy.lambdify([nm.symbols], nm.joint_gradients, "numpy") if nm.actuated else None
+    values = np.asarray(grads(nm.q0), float).reshape(len(nm.actuated), nm.n) if grads else []
+    for name, row in zip(nm.actuated, values, strict=True):
+        trial = np.vstack([*rows, row])
+        r = int(np.linalg.matrix_rank(trial, tol=1e-9 * max(np.abs(trial).max(), 1.0)))
+        if r > rank:
+            rows.append(row[None, :])
+            chosen.append(name)
+            rank = r
+    return chosen
+
+
+def velocities_program(nm: NaturalModel) -> Program | None:
+    """Consistent velocities from the rates of the independent joints:
+    (Φ_qᵀΦ_q + GᵀG) q̇ = Gᵀ ż with G the joints' gradients (least squares: redundant
+    constraints are fine; the system is SPD when the joints complete the constraints)."""
+    chosen = independent_joints(nm)
+    if len(chosen) == 0 or nm.n - nm.rank(nm.q0) != len(chosen):
+        return None
+    ev = _Evaluator(nm)
+    b = ProgramBuilder("nc_velocities", "consistent velocities from the independent joint "
+                       "rates (" + ", ".join(chosen) + ")")
+    q = b.input("q", nm.n, "natural coordinates (assembled)")
+    zd = b.input("zd", len(chosen), "rates of " + ", ".join(chosen))
+    mp = {s: q[i] for i, s in enumerate(nm.symbols)}
+    index = {name: k for k, name in enumerate(nm.actuated)}
+    g = [[b.emit(from_sympy(e, mp)) if e != 0 else ZERO
+          for e in nm.joint_gradients[index[name]]] for name in chosen]
+    pq = ev.phi_q(b, q)
+    normal = [[b.emit(x + y) for x, y in zip(r1, r2, strict=True)]
+              for r1, r2 in zip(_gram(b, pq, 1.0), _gram(b, g, 1.0), strict=True)]
+    rhs = _mat_t_vec(b, g, zd)
+    b.output("qd", nm.n, dense.solve(b, dense.ldlt(b, normal), rhs), "natural velocities")
+    return b.build()
+
+
+def body_poses_program(nm: NaturalModel) -> Program:
+    """World pose [R | p] of every body from the natural coordinates (A = X X̄⁻¹)."""
+    mod = nm.modeller
+    nb = mod.model.nbodies
+    b = ProgramBuilder("nc_body_poses", "world pose [R | p] (3x4) of every body")
+    q = b.input("q", nm.n, "natural coordinates")
+    mp = {s: q[i] for i, s in enumerate(nm.symbols)}
+    values = []
+    for body in range(nb):
+        rot, origin = mod.body_pose_expr(body)
+        for r in range(3):
+            values += [from_sympy(sympy.sympify(rot[r, c]), mp) for c in range(3)]
+            values.append(from_sympy(sympy.sympify(origin[r]), mp))
+    b.output("poses", (nb, 3, 4), values, "world pose of each body, model order")
     return b.build()
 
 
@@ -259,13 +371,21 @@ def describe_natural(nm: NaturalModel) -> str:
     return "\n".join(lines)
 
 
-def natural_model(model) -> NaturalModel:
+def natural_model(model, springs: Sequence[Spring] = ()) -> NaturalModel:
     """The natural-coordinate model of ``model``: planar modelling for ``plane: xy``
-    models, spatial otherwise."""
+    models, spatial otherwise; ``springs``: linear spring-dampers between body points."""
     from .planar import planar_model
     from .spatial import spatial_model
 
-    return planar_model(model) if model.plane == "xy" else spatial_model(model)
+    nm = planar_model(model) if model.plane == "xy" else spatial_model(model)
+    if springs:
+        placed = []
+        for spring in springs:
+            ra, wa = nm.modeller.point_expr(spring.body_a, spring.point_a)
+            rb, wb = nm.modeller.point_expr(spring.body_b, spring.point_b)
+            placed.append((ra, rb, spring, float(np.linalg.norm(wb - wa))))
+        nm.spring_forces = spring_forces(nm.symbols, nm._rate_symbols, placed)
+    return nm
 
 
 def natural_kernels(model, opts: NaturalOptions | None = None, nm: NaturalModel | None = None):
@@ -278,7 +398,8 @@ def natural_kernels(model, opts: NaturalOptions | None = None, nm: NaturalModel 
     nm = nm or natural_model(model)
     programs = [mass_matrix_program(nm), *constraint_programs(nm),
                 accelerations_program(nm, opts), step_program(nm, opts),
-                assemble_program(nm, opts)]
+                assemble_program(nm, opts), body_poses_program(nm)]
+    programs += [p for p in (joint_values_program(nm), velocities_program(nm)) if p is not None]
     ks = KernelSet(model.resolve(), Options())
     ks.notes = natural_notes(nm)
     for program in programs:
@@ -291,11 +412,15 @@ __all__ = [
     "NaturalOptions",
     "accelerations_program",
     "assemble_program",
+    "body_poses_program",
     "constraint_programs",
     "describe_natural",
+    "independent_joints",
+    "joint_values_program",
     "mass_matrix_program",
     "natural_kernels",
     "natural_model",
     "natural_notes",
     "step_program",
+    "velocities_program",
 ]

@@ -20,6 +20,40 @@ import sympy
 from ...model import SymgenError
 
 
+@dataclass(frozen=True)
+class JointCoordinate:
+    """A 1-DOF joint's coordinate as a function of q: for a revolute joint
+    ``sign·(atan2(s, c) − offset)`` with s, c the sine- and cosine-like products of two
+    body-fixed vectors; for a prismatic joint ``d − offset``. Zero at assembly."""
+
+    kind: str  # "angle" or "length"
+    parts: tuple[sympy.Expr, ...]
+    offset: float = 0.0
+    sign: float = 1.0
+
+    @property
+    def expr(self) -> sympy.Expr:
+        if self.kind == "angle":
+            s, c = self.parts
+            return self.sign * (sympy.atan2(s, c) - self.offset)
+        return self.parts[0] - self.offset
+
+
+@dataclass
+class Spring:
+    """A linear spring-damper between two points fixed on bodies (body-frame coordinates;
+    a body name of the model, or its root): force k(L − L₀) + c L̇ along the line joining
+    them; ``rest_length`` None means the assembled distance."""
+
+    body_a: str
+    point_a: tuple[float, float, float]
+    body_b: str
+    point_b: tuple[float, float, float]
+    stiffness: float
+    damping: float = 0.0
+    rest_length: float | None = None
+
+
 @dataclass
 class NaturalModel:
     """Coordinates, constraints, mass matrix and forces of a natural-coordinate model.
@@ -30,7 +64,10 @@ class NaturalModel:
     - ``forces``: constant generalized forces Q (gravity, eq. 4.129-4.130), n-vector;
     - ``dof``: degrees of freedom of the mechanism (n minus independent constraints);
     - ``joint_values``: per original joint, its coordinate(s) as functions of q (for
-      comparison with relative-coordinate models).
+      comparison with relative-coordinate models);
+    - ``joint_coordinates``: the 1-DOF joints' coordinates as expressions of q (their
+      generalized forces τ enter as Q = Σ τ ∂θ/∂q, by virtual power);
+    - ``spring_forces``: symbolic generalized forces of springs and dampers (of q and q̇).
     """
 
     name: str
@@ -41,6 +78,9 @@ class NaturalModel:
     forces: np.ndarray
     dof: int | None = None
     joint_values: dict[str, Callable[[np.ndarray], float]] = field(default_factory=dict)
+    joint_coordinates: dict[str, JointCoordinate] = field(default_factory=dict)
+    spring_forces: list[sympy.Expr] | None = None
+    q0: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -78,6 +118,36 @@ class NaturalModel:
         jdq = sympy.lambdify([q, qd], self.jacobian_dot_qdot, "numpy")
         return phi, jac, jdq
 
+    @cached_property
+    def actuated(self) -> list[str]:
+        """The joints whose forces/torques are inputs ``tau`` (1-DOF joints, in order)."""
+        return list(self.joint_coordinates)
+
+    @cached_property
+    def joint_gradients(self) -> list[list[sympy.Expr]]:
+        """∂θ_j/∂q for every joint coordinate (rows)."""
+        return [[sympy.diff(jc.expr, s) for s in self.symbols]
+                for jc in self.joint_coordinates.values()]
+
+    @cached_property
+    def _force_function(self) -> Callable:
+        tau = sympy.symbols(f"tau0:{max(len(self.actuated), 1)}", real=True)
+        total = sympy.Matrix([float(x) for x in self.forces])
+        if self.spring_forces is not None:
+            total += sympy.Matrix(self.spring_forces)
+        for j, grad in enumerate(self.joint_gradients):
+            total += tau[j] * sympy.Matrix(grad)
+        return sympy.lambdify([self.symbols, self._rate_symbols, tau], total, "numpy")
+
+    def generalized_forces(self, q, qd, tau=None) -> np.ndarray:
+        """Q(q, q̇, τ): gravity, springs and dampers, and joint forces τ (one per entry of
+        :attr:`actuated`; default zero)."""
+        tau = np.zeros(max(len(self.actuated), 1)) if tau is None else np.asarray(tau, float)
+        if tau.size == 0:
+            tau = np.zeros(1)
+        out = self._force_function(np.asarray(q, float), np.asarray(qd, float), tau)
+        return np.asarray(out, float).reshape(self.n)
+
     def phi(self, q: Sequence[float]) -> np.ndarray:
         """Φ(q)."""
         return np.asarray(self._numeric[0](np.asarray(q, float)), float).reshape(self.m)
@@ -107,6 +177,38 @@ class NaturalModel:
             raise SymgenError(f"{self.name}: constraints use unknown symbols {unknown}")
 
 
+def coordinate_reader(nm: NaturalModel, jc: JointCoordinate) -> Callable[[np.ndarray], float]:
+    """A numeric function q → the joint coordinate (atan2 of the two products for angles)."""
+    fn = sympy.lambdify([nm.symbols], list(jc.parts), "numpy")
+
+    def read(qv) -> float:
+        parts = [float(x) for x in fn(np.asarray(qv, float))]
+        if jc.kind == "angle":
+            return jc.sign * (float(np.arctan2(parts[0], parts[1])) - jc.offset)
+        return parts[0] - jc.offset
+
+    return read
+
+
+def spring_forces(
+    symbols: Sequence[sympy.Symbol], rates: Sequence[sympy.Symbol],
+    springs: Sequence[tuple[sympy.Matrix, sympy.Matrix, Spring, float]],
+) -> list[sympy.Expr]:
+    """Generalized forces of linear spring-dampers between points r_a(q), r_b(q) (book
+    eq. 4.102-4.107, with Q = −∂V/∂q and the damper's −c L̇ ∂L/∂q):
+    Q = −(k(L − L₀) + c L̇) ∂L/∂q, L = |r_b − r_a|, L̇ = ∂L/∂q · q̇."""
+    total = [sympy.Integer(0)] * len(symbols)
+    for ra, rb, spring, assembled in springs:
+        d = rb - ra
+        length = sympy.sqrt(d.dot(d))
+        grad = [sympy.diff(length, s) for s in symbols]
+        rate = sum((g * v for g, v in zip(grad, rates, strict=True)), sympy.Integer(0))
+        rest = assembled if spring.rest_length is None else spring.rest_length
+        force = spring.stiffness * (length - rest) + spring.damping * rate
+        total = [t - force * g for t, g in zip(total, grad, strict=True)]
+    return total
+
+
 def bar_mass_matrix(mass: float, inertia_about_i: float, length: float, com_x: float,
                     com_y: float = 0.0) -> np.ndarray:
     """Planar element with basic points i, j (book eq. 4.48): q = (x_i, y_i, x_j, y_j); COM
@@ -120,4 +222,11 @@ def bar_mass_matrix(mass: float, inertia_about_i: float, length: float, com_x: f
     return np.array([[a, 0, b, -c], [0, a, c, b], [b, c, d, 0], [-c, b, 0, d]])
 
 
-__all__ = ["NaturalModel", "bar_mass_matrix"]
+__all__ = [
+    "JointCoordinate",
+    "NaturalModel",
+    "Spring",
+    "bar_mass_matrix",
+    "coordinate_reader",
+    "spring_forces",
+]

@@ -29,7 +29,7 @@ import sympy
 
 from ... import reference as ref
 from ...model import JointType, Model, SymgenError
-from .model import NaturalModel, bar_mass_matrix
+from .model import JointCoordinate, NaturalModel, bar_mass_matrix, coordinate_reader
 
 REVOLUTE = (JointType.REVOLUTE, JointType.CONTINUOUS)
 
@@ -229,7 +229,9 @@ class PlanarModeller:
         nm.q0 = np.array([self.points[p].world[a] for p in range(len(self.points))
                           if not self.points[p].fixed for a in range(2)])
         nm.dof = n - nm.rank(nm.q0)
-        nm.joint_values = self._readers(r, nm)
+        self.r = r
+        nm.joint_coordinates = self._coordinates(r)
+        nm.joint_values = {k: coordinate_reader(nm, jc) for k, jc in nm.joint_coordinates.items()}
         nm.modeller = self
         return nm
 
@@ -267,21 +269,51 @@ class PlanarModeller:
         self.prismatic_axes = getattr(self, "prismatic_axes", {})
         self.prismatic_axes[joint.name] = (d, pp, pc)
 
-    def _readers(self, r, nm: NaturalModel) -> dict:
-        """Joint angle / displacement as functions of q (relative to the zero configuration)."""
-        q = nm.symbols
+    def _coordinates(self, r) -> dict[str, JointCoordinate]:
+        """Joint angles (relative rotation of the bodies' x axes) and displacements."""
         out = {}
         for joint, parent, child in self.revolute:
             ep, ep0 = self._frame_x(parent, r)
             ec, ec0 = self._frame_x(child, r)
             sign = 1.0 if float(np.asarray(joint.axis, float)[2]) >= 0 else -1.0
             offset = math.atan2(_cross(ep0, ec0), _dot(ep0, ec0))
-            s = sympy.lambdify([q], [_cross(ep, ec), _dot(ep, ec)], "numpy")
-            out[joint.name] = _angle_reader(s, offset, sign)
+            out[joint.name] = JointCoordinate("angle", (_cross(ep, ec), _dot(ep, ec)), offset,
+                                              sign)
         for name, (d, pp, pc) in getattr(self, "prismatic_axes", {}).items():
-            f = sympy.lambdify([q], _dot(d, r[pc] - r[pp]), "numpy")
-            out[name] = (lambda fn: (lambda qv: float(fn(np.asarray(qv, float)))))(f)
+            out[name] = JointCoordinate("length", (_dot(d, r[pc] - r[pp]),))
         return out
+
+    def body_pose_expr(self, b: int) -> tuple[sympy.Matrix, sympy.Matrix]:
+        """World rotation (3×3) and origin (3) of body ``b`` as expressions of q: the
+        element's unit direction ê = (r_j − r_i)/L and n(ê) turned by the body's constant
+        angle to them (A = X X̄⁻¹, eq. 4.113)."""
+        i, j = self._base(b)
+        e, length = self.base_vectors[b]
+        e0 = (self.points[j].world - self.points[i].world) / length
+        rot0, _ = _pose2(self.poses, self.model.body_names[b])
+        # body axes in the element frame (ê, n(ê)) at assembly
+        frame0 = np.column_stack([e0, [-e0[1], e0[0]]])
+        rel = frame0.T @ rot0
+        x = sympy.Matrix.hstack(e / length, _n(e) / length) * sympy.Matrix(rel.tolist())
+        origin, _ = self.point_expr(self.model.body_names[b], (0.0, 0.0, 0.0))
+        rot = sympy.Matrix([[x[0, 0], x[0, 1], 0], [x[1, 0], x[1, 1], 0], [0, 0, 1]])
+        return rot, sympy.Matrix([origin[0], origin[1], 0])
+
+    def point_expr(self, body: str, local) -> tuple[sympy.Matrix, np.ndarray]:
+        """A point fixed on ``body`` (body-frame coordinates) as a linear expression of q,
+        and its position at assembly."""
+        index = self.model.body_index(body) if body != self.model.root else -1
+        rot, origin = _pose2(self.poses, self._body_name(index))
+        world = origin + rot @ np.asarray(local, float)[:2]
+        if index < 0:
+            return sympy.Matrix([float(world[0]), float(world[1])]), world
+        i, _ = self._base(index)
+        e, length = self.base_vectors[index]
+        e0 = self.points[self._base(index)[1]].world - self.points[i].world
+        n0 = np.array([-e0[1], e0[0]])
+        d = world - self.points[i].world
+        c1, c2 = float(d @ e0) / length**2, float(d @ n0) / length**2
+        return self.r[i] + c1 * e + c2 * _n(e), world
 
     def coordinates_at(self, joint_q: np.ndarray) -> np.ndarray:
         """Natural coordinates for a configuration of the spanning tree (loops must close)."""
@@ -308,14 +340,6 @@ class PlanarModeller:
             omega = twist[2]
             out.extend(twist[3:5] + omega * np.array([-lever[1], lever[0]]))
         return np.array(out)
-
-
-def _angle_reader(fn, offset: float, sign: float):
-    def read(qv) -> float:
-        s, c = fn(np.asarray(qv, float))
-        return sign * (math.atan2(float(s), float(c)) - offset)
-
-    return read
 
 
 def planar_model(model: Model) -> NaturalModel:

@@ -27,7 +27,8 @@ Array = np.ndarray
 
 
 def lagrange_accelerations(
-    nm: NaturalModel, q: Array, qd: Array, alpha: float = 0.0, beta: float = 0.0
+    nm: NaturalModel, q: Array, qd: Array, alpha: float = 0.0, beta: float = 0.0,
+    tau: Array | None = None,
 ) -> tuple[Array, Array]:
     """q̈ and λ from [[M, Φ_qᵀ], [Φ_q, 0]] [q̈; λ] = [Q; c − 2αΦ̇ − β²Φ], c = −Φ̇_q q̇
     (book eq. 5.10, 5.28; α = β = 0: no stabilisation). Needs independent constraints."""
@@ -38,7 +39,7 @@ def lagrange_accelerations(
     a[:n, n:] = pq.T
     a[n:, :n] = pq
     rhs = np.concatenate([
-        nm.forces,
+        nm.generalized_forces(q, qd, tau),
         -nm.phi_q_dot_qdot(q, qd) - 2 * alpha * (pq @ qd) - beta**2 * nm.phi(q),
     ])
     sol = np.linalg.solve(a, rhs)
@@ -47,7 +48,7 @@ def lagrange_accelerations(
 
 def augmented_lagrangian_accelerations(
     nm: NaturalModel, q: Array, qd: Array, alpha: float, iterations: int,
-    omega: float = 10.0, mu: float = 1.0,
+    omega: float = 10.0, mu: float = 1.0, tau: Array | None = None,
 ) -> list[Array]:
     """The iterates of book eq. 5.51: M q̈₀ = Q, then
     (M + Φ_qᵀαΦ_q) q̈ᵢ₊₁ = M q̈ᵢ − Φ_qᵀα(Φ̇_q q̇ + 2Ωμ Φ̇ + Ω² Φ); returns [q̈₁, ..., q̈_k].
@@ -57,7 +58,7 @@ def augmented_lagrangian_accelerations(
     lead = m_ + alpha * pq.T @ pq
     bias = alpha * pq.T @ (nm.phi_q_dot_qdot(q, qd) + 2 * omega * mu * (pq @ qd)
                            + omega**2 * nm.phi(q))
-    qdd = np.linalg.solve(m_, nm.forces)
+    qdd = np.linalg.solve(m_, nm.generalized_forces(q, qd, tau))
     out = []
     for _ in range(iterations):
         qdd = np.linalg.solve(lead, m_ @ qdd - bias)
@@ -91,7 +92,8 @@ class StepSettings:
 
 
 def trapezoidal_step(
-    nm: NaturalModel, q: Array, qd: Array, qdd: Array, s: StepSettings, lam: Array | None = None
+    nm: NaturalModel, q: Array, qd: Array, qdd: Array, s: StepSettings, lam: Array | None = None,
+    tau: Array | None = None,
 ) -> tuple[Array, Array, Array, Array]:
     """One step of the index-3 augmented Lagrangian with the trapezoidal rule (book §8.5):
 
@@ -101,8 +103,9 @@ def trapezoidal_step(
     q + h q̇ + h²/2 q̈ (eq. 8.135), with λ* ← λ* + α(Φ + μΦ̇) after each iteration
     (eq. 8.126); then mass-orthogonal projections
     (M + h²/4 αΦ_qᵀΦ_q) q̇ = M q̇*, (M + h²/4 αΦ_qᵀΦ_q) q̈ = M q̈* − h²/4 αΦ_qᵀ Φ̇_q q̇.
-    Returns q, q̇, q̈ at t + h and the multipliers λ*."""
-    m_, forces = nm.mass_matrix, nm.forces
+    Q(q, q̇, τ) is evaluated at the iterate (τ held over the step; its derivatives are left
+    out of the quasi-tangent). Returns q, q̇, q̈ at t + h and the multipliers λ*."""
+    m_ = nm.mass_matrix
     h, alpha, mu = s.h, s.penalty(m_), s.damping
     lam = np.zeros(nm.m) if lam is None else lam.copy()
     hat_d = qd + (2 / h) * q
@@ -113,6 +116,7 @@ def trapezoidal_step(
         v1 = (2 / h) * q1 - hat_d
         a1 = (4 / h**2) * q1 - hat_dd
         pq = nm.phi_q(q1)
+        forces = nm.generalized_forces(q1, v1, tau)
         f = m_ @ a1 + pq.T @ (alpha * (nm.phi(q1) + mu * (pq @ v1)) + lam) - forces
         tangent = (4 / h**2) * m_ + beta * pq.T @ pq
         q1 = q1 - np.linalg.solve(tangent, f)

@@ -21,7 +21,6 @@ The model's zero configuration must be assembled (loops closed).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,7 +28,7 @@ import sympy
 
 from ... import reference as ref
 from ...model import JointType, Model, SymgenError
-from .model import NaturalModel
+from .model import JointCoordinate, NaturalModel, coordinate_reader
 
 SUPPORTED = (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PRISMATIC,
              JointType.SPHERICAL, JointType.UNIVERSAL, JointType.CYLINDRICAL,
@@ -259,6 +258,7 @@ class SpatialModeller:
         nm = NaturalModel(self.model.name, names, self.constraints, self.constraint_names, M, Q)
         nm.q0 = self.coordinates_at(ref.neutral_configuration(self.model))
         nm.dof = n - nm.rank(nm.q0)
+        nm.joint_coordinates = self._coordinates()
         nm.joint_values = self._readers(nm)
         nm.modeller = self
         return nm
@@ -369,37 +369,55 @@ class SpatialModeller:
         x0 = np.column_stack([w[1] - w[0], w[2], w[3]])
         return x @ np.linalg.inv(x0) @ self._frame(body)[0]
 
-    def _readers(self, nm: NaturalModel) -> dict:
-        """Revolute angle, prismatic displacement (relative to assembly) and, for spherical
-        joints, the relative rotation matrix."""
-        out: dict = {}
-        q = nm.symbols
+    def _coordinates(self) -> dict[str, JointCoordinate]:
+        """Revolute angles (about the shared axis, between copies of a vector ⟂ to it fixed
+        on each body) and prismatic displacements, zero at assembly."""
+        out: dict[str, JointCoordinate] = {}
         for name, info in self.joint_entities.items():
             t, parent, child = info["type"], info["parent"], info["child"]
             if t in (JointType.REVOLUTE, JointType.CONTINUOUS):
-                u0 = self.entities[info["axis"]].world
-                w1, _ = _perpendiculars(u0)
+                w1, _ = _perpendiculars(self.entities[info["axis"]].world)
                 wp, wc = self._on_body(parent, w1), self._on_body(child, w1)
                 axis = self.symbol_of[info["axis"]]
-                fn = sympy.lambdify([q], [wp.cross(wc).dot(axis), wp.dot(wc)], "numpy")
-                out[name] = _angle_reader(fn, 1.0)  # the shared axis is the joint's axis
+                out[name] = JointCoordinate("angle", (wp.cross(wc).dot(axis), wp.dot(wc)))
             elif t is JointType.PRISMATIC:
-                u = self.symbol_of[info["axis"]]
                 gap = self.symbol_of[info["pc"]] - self.symbol_of[info["pp"]]
-                fn = sympy.lambdify([q], gap.dot(u), "numpy")
-                out[name] = (lambda f: (lambda qv: float(f(np.asarray(qv, float)))))(fn)
-            elif t is JointType.SPHERICAL:
-                out[name] = (lambda p, c: (lambda qv: self.body_rotation(p, qv).T
-                                           @ self.body_rotation(c, qv)))(parent, child)
+                out[name] = JointCoordinate("length", (gap.dot(self.symbol_of[info["axis"]]),))
         return out
 
+    def _readers(self, nm: NaturalModel) -> dict:
+        """Joint coordinates as numbers; spherical joints give the relative rotation."""
+        out: dict = {k: coordinate_reader(nm, jc) for k, jc in nm.joint_coordinates.items()}
+        for name, info in self.joint_entities.items():
+            if info["type"] is JointType.SPHERICAL:
+                out[name] = (lambda p, c: (lambda qv: self.body_rotation(p, qv).T
+                                           @ self.body_rotation(c, qv)))(info["parent"],
+                                                                        info["child"])
+        return out
 
-def _angle_reader(fn, sign: float):
-    def read(qv) -> float:
-        s, c = fn(np.asarray(qv, float))
-        return sign * math.atan2(float(s), float(c))
+    def body_pose_expr(self, b: int) -> tuple[sympy.Matrix, sympy.Matrix]:
+        """World rotation and origin of body ``b`` as expressions of q: A = X X̄⁻¹ R₀
+        (eq. 4.113-4.116, linear in q) and the body origin as a point of the body."""
+        i, j, u, v = self.bases[b]
+        r = self.symbol_of
+        x = sympy.Matrix.hstack(r[j] - r[i], r[u], r[v])
+        w = [self.entities[k].world for k in (i, j, u, v)]
+        x0 = np.column_stack([w[1] - w[0], w[2], w[3]])
+        rel = np.linalg.inv(x0) @ self._frame(b)[0]
+        origin, _ = self.point_expr(self.model.body_names[b], (0.0, 0.0, 0.0))
+        return x * sympy.Matrix(rel.tolist()), origin
 
-    return read
+    def point_expr(self, body: str, local) -> tuple[sympy.Matrix, np.ndarray]:
+        """A point fixed on ``body`` (body-frame coordinates) as a linear expression of q,
+        and its position at assembly."""
+        index = self.model.body_index(body) if body != self.model.root else -1
+        rot, origin = self._frame(index)
+        world = origin + rot @ np.asarray(local, float)
+        if index < 0:
+            return sympy.Matrix([float(x) for x in world]), world
+        i = self.bases[index][0]
+        offset = self._on_body(index, world - self.entities[i].world)
+        return self.symbol_of[i] + offset, world
 
 
 def spatial_model(model: Model) -> NaturalModel:
