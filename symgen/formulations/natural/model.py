@@ -177,6 +177,20 @@ class NaturalModel:
             raise SymgenError(f"{self.name}: constraints use unknown symbols {unknown}")
 
 
+def assembly_poses(model) -> dict[str, np.ndarray]:
+    """World 4×4 pose of the root and every body at the zero configuration (the assembled
+    one), from symgen's own generated forward kinematics."""
+    from ...generate import Options, generate
+    from ...reference import neutral_configuration
+
+    ks = generate(model, ["forward_kinematics"], Options(frames=()))
+    rows = ks.evaluate("forward_kinematics", q=neutral_configuration(model))["poses"]
+    out = {model.root: np.eye(4)}
+    for name, pose in zip(ks.pose_names, rows, strict=True):
+        out[name] = np.vstack([pose, [0.0, 0.0, 0.0, 1.0]])
+    return out
+
+
 def coordinate_reader(nm: NaturalModel, jc: JointCoordinate) -> Callable[[np.ndarray], float]:
     """A numeric function q → the joint coordinate (atan2 of the two products for angles)."""
     fn = sympy.lambdify([nm.symbols], list(jc.parts), "numpy")
@@ -224,6 +238,7 @@ def bar_mass_matrix(mass: float, inertia_about_i: float, length: float, com_x: f
 
 __all__ = [
     "JointCoordinate",
+    "assembly_poses",
     "NaturalModel",
     "Spring",
     "bar_mass_matrix",

@@ -15,6 +15,9 @@ following the book's rules (García de Jalón & Bayo 1994, §2.1.3):
   element matrix of its base points (eq. 4.48), rows of fixed points deleted; gravity
   is Q = m C_Gᵀ g (eq. 4.129-4.130).
 
+Assembly poses come from symgen's generated forward kinematics; ``coordinates_at`` and
+``velocities_at`` convert a relative-coordinate state of the spanning tree (they use
+:mod:`symgen.reference`'s kinematics, as conversion helpers for users and tests).
 The model's zero configuration must be assembled (loops closed), as symgen's planar
 examples are.
 """
@@ -29,7 +32,13 @@ import sympy
 
 from ... import reference as ref
 from ...model import JointType, Model, SymgenError
-from .model import JointCoordinate, NaturalModel, bar_mass_matrix, coordinate_reader
+from .model import (
+    JointCoordinate,
+    NaturalModel,
+    assembly_poses,
+    bar_mass_matrix,
+    coordinate_reader,
+)
 
 REVOLUTE = (JointType.REVOLUTE, JointType.CONTINUOUS)
 
@@ -72,7 +81,7 @@ class PlanarModeller:
             raise SymgenError(f"model {model.name!r} is not planar (natural coordinates in the "
                               "plane need `plane: xy`)")
         self.model = model.resolve()
-        self.poses = ref.forward_kinematics(self.model, ref.neutral_configuration(self.model))
+        self.poses = assembly_poses(self.model)
         self.points: list[_Point] = []
         self.body_points: dict[int, list[int]] = {i: [] for i in range(self.model.nbodies)}
         self.constraints: list[sympy.Expr] = []

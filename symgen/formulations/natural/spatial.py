@@ -16,6 +16,9 @@
   body fixes it linearly; the mass matrix of each body is eq. 4.61 on its base; gravity
   Q = m C_Gᵀ g (eq. 4.129-4.130); entities on the ground are constants.
 
+Assembly poses come from symgen's generated forward kinematics; ``coordinates_at`` and
+``velocities_at`` convert a relative-coordinate state of the spanning tree (they use
+:mod:`symgen.reference`'s kinematics, as conversion helpers for users and tests).
 The model's zero configuration must be assembled (loops closed).
 """
 
@@ -28,7 +31,12 @@ import sympy
 
 from ... import reference as ref
 from ...model import JointType, Model, SymgenError
-from .model import JointCoordinate, NaturalModel, coordinate_reader
+from .model import (
+    JointCoordinate,
+    NaturalModel,
+    assembly_poses,
+    coordinate_reader,
+)
 
 SUPPORTED = (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PRISMATIC,
              JointType.SPHERICAL, JointType.UNIVERSAL, JointType.CYLINDRICAL,
@@ -63,7 +71,7 @@ class SpatialModeller:
 
     def __init__(self, model: Model) -> None:
         self.model = model.resolve()
-        self.poses = ref.forward_kinematics(self.model, ref.neutral_configuration(self.model))
+        self.poses = assembly_poses(self.model)
         self.entities: list[_Entity] = []
         self.body_entities: dict[int, list[int]] = {i: [] for i in range(self.model.nbodies)}
         self.constraints: list[sympy.Expr] = []
