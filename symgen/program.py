@@ -157,9 +157,6 @@ class ProgramBuilder:
             return -self._temporary(-expr)
         return self._temporary(expr)
 
-    def emit_all(self, exprs: Iterable[Expr]) -> list[Expr]:
-        return [self.emit(e) for e in exprs]
-
     def _temporary(self, expr: Expr) -> Expr:
         if is_atom(expr):
             return expr

@@ -17,8 +17,6 @@ from functools import cached_property
 import numpy as np
 import sympy
 
-from ...model import SymgenError
-
 
 @dataclass(frozen=True)
 class JointCoordinate:
@@ -166,15 +164,6 @@ class NaturalModel:
         s = np.linalg.svd(self.phi_q(q), compute_uv=False)
         return int(np.sum(s > tol * max(s.max(initial=0.0), 1.0)))
 
-    def check(self) -> None:
-        if self.mass_matrix.shape != (self.n, self.n) or self.forces.shape != (self.n,):
-            raise SymgenError(
-                f"{self.name}: mass matrix / forces do not match {self.n} coordinates"
-            )
-        free: set = set().union(*(c.free_symbols for c in self.constraints))
-        unknown = sorted(map(str, free - set(self.symbols)))
-        if unknown:
-            raise SymgenError(f"{self.name}: constraints use unknown symbols {unknown}")
 
 
 def assembly_poses(model) -> dict[str, np.ndarray]:
