@@ -1,103 +1,114 @@
-"""Code size and worst-case stack use of the Panda's kernels on a Cortex-M4 (float build),
-written to docs/embedded.md.
+"""Embedded build: code size and worst-case stack of each kernel on a Cortex-M4 (float), and an
+estimate of cycles per call from the op counts.
 
-    python bench/embedded.py [--out docs/embedded.md]
-
-Compiles the generated ``panda.c`` (float) with Debian's arm-none-eabi-gcc and the flags the
-tests use, plus ``-ffunction-sections`` (one section per function, so that
-``arm-none-eabi-size -A`` gives each function's code size) and ``-fstack-usage`` (the
-compiler's own worst-case stack figure per function, in the ``.su`` file).
+Compiles the generated C (float) with arm-none-eabi-gcc and the flags the tests use, plus
+``-ffunction-sections`` (one section per function, so ``arm-none-eabi-size -A`` gives each
+function's code size) and ``-fstack-usage`` (the compiler's worst-case stack per function).
 """
 
 from __future__ import annotations
 
-import argparse
-import datetime
+import shutil
 import subprocess
-import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import symgen
 
-import symgen  # noqa: E402
-from symgen.robots import robot_urdf  # noqa: E402
+from .common import table, tool_version
 
 FLAGS = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-Os",
          "-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror"]
+#: Assumed Cortex-M4F cycles per operation (ARM DDI 0439 / Cortex-M4 TRM, FPv4-SP): VADD.F32,
+#: VMUL.F32 1 cycle each, VDIV.F32 and VSQRT.F32 14; sinf/cosf are newlib software routines,
+#: taken as ~100 cycles each; an ``other`` (atan2 or a selection) as 10.
+CYCLES_PER_OP = {"add": 1, "mul": 1, "div": 14, "sqrt": 14, "trig": 100, "other": 10}
+#: Loads and stores: every operation's operands and results come mostly from the stack
+#: (VLDR/VSTR take 2 cycles; the FPU has 32 single registers), taken as one extra cycle per
+#: add or mul on average (high estimate = arithmetic cycles x this factor).
+MEMORY_FACTOR = 2.0
+#: Clock for the µs column (an STM32F4-class part).
+CLOCK_MHZ = 168
 
 
-def measure(work: Path) -> tuple[str, list[dict]]:
-    model = symgen.load(robot_urdf("panda"))
+def unavailable() -> str | None:
+    """Why the Cortex-M4 build cannot run here, or None."""
+    for tool in ("arm-none-eabi-gcc", "arm-none-eabi-size"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (Debian: gcc-arm-none-eabi, libnewlib-arm-none-eabi)"
+    return None
+
+
+def estimated_cycles(ops: dict[str, int]) -> tuple[int, int]:
+    """(low, high) cycles per call: the FPU's issue cost of the operations, and that with the
+    load/store traffic added (see CYCLES_PER_OP, MEMORY_FACTOR)."""
+    low = sum(CYCLES_PER_OP[k] * ops.get(k, 0) for k in CYCLES_PER_OP)
+    arith = ops.get("add", 0) + ops.get("mul", 0)
+    return low, int(low + (MEMORY_FACTOR - 1.0) * arith)
+
+
+def run(label: str, model: symgen.Model, log: Callable[[str], None]) -> dict[str, Any]:
+    """Code size, stack and estimated cycles of every default kernel of ``model``."""
     ks = symgen.generate(model)
-    ks.write(work, real="float", prefix="panda")
-    obj = work / "panda.o"
-    subprocess.run(["arm-none-eabi-gcc", *FLAGS, "-ffunction-sections", "-fstack-usage",
-                    "-c", str(work / "panda.c"), "-o", str(obj)], check=True, cwd=work)
-    version = subprocess.run(["arm-none-eabi-gcc", "--version"], capture_output=True,
-                             text=True, check=True).stdout.splitlines()[0]
-    sizes = {}
-    for line in subprocess.run(["arm-none-eabi-size", "-A", str(obj)], capture_output=True,
-                               text=True, check=True).stdout.splitlines():
-        parts = line.split()
-        if parts and parts[0].startswith(".text."):
-            sizes[parts[0][len(".text."):]] = int(parts[1])
-    stacks = {}
-    for line in (work / "panda.su").read_text().splitlines():
-        location, size, kind = line.split("\t")
-        stacks[location.rsplit(":", 1)[-1]] = (int(size), kind)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        ks.write(work, real="float", prefix="k")
+        subprocess.run(["arm-none-eabi-gcc", *FLAGS, "-ffunction-sections", "-fstack-usage",
+                        "-c", "k.c", "-o", "k.o"], check=True, cwd=work)
+        size = subprocess.run(["arm-none-eabi-size", "-A", "k.o"], capture_output=True,
+                              text=True, check=True, cwd=work).stdout
+        sizes = {p[0][len(".text."):]: int(p[1]) for p in map(str.split, size.splitlines())
+                 if p and p[0].startswith(".text.")}
+        stacks = {}
+        for line in (work / "k.su").read_text().splitlines():
+            location, nbytes, kind = line.split("\t")
+            stacks[location.rsplit(":", 1)[-1]] = (int(nbytes), kind)
     rows = []
-    counts = ks.op_counts()
-    for name in ks.programs:
-        fn = f"panda_{name}"
-        rows.append({"kernel": name, "ops": counts[name]["total"], "code": sizes[fn],
-                     "stack": stacks[fn][0], "kind": stacks[fn][1],
-                     "batch_code": sizes[fn + "_batch"]})
-    return version, rows
+    for name, ops in ks.op_counts().items():
+        low, high = estimated_cycles(ops)
+        fn = f"k_{name}"
+        rows.append({"kernel": name, "ops": ops, "code": sizes[fn], "stack": stacks[fn][0],
+                     "stack_kind": stacks[fn][1], "batch_code": sizes[fn + "_batch"],
+                     "cycles_low": low, "cycles_high": high})
+    log(f"  {label}: {len(rows)} kernels, {sum(r['code'] for r in rows):,} bytes of code")
+    return {"model": label, "nv": model.nv, "compiler": tool_version(["arm-none-eabi-gcc"]),
+            "flags": FLAGS, "cycles_per_op": CYCLES_PER_OP, "memory_factor": MEMORY_FACTOR,
+            "clock_mhz": CLOCK_MHZ, "kernels": rows}
 
 
-def render(version: str, rows: list[dict]) -> str:
-    lines = [
-        "# Embedded build (Cortex-M4)",
-        "",
-        "<!-- Written by bench/embedded.py; re-run it to refresh. -->",
-        "",
-        "The generated C compiles for a Cortex-M4 with an FPU without a warning (tested in",
-        "`tests/test_c_build.py` and `tests/test_generated.py`). This page gives the code size",
-        "and the worst-case stack use of each kernel of the Franka Panda (nv = 9), float build:",
+def section(res: dict[str, Any]) -> str:
+    """Markdown: per-kernel code size, stack and estimated cycles."""
+    costs = ", ".join(f"{k} {c}" for k, c in res["cycles_per_op"].items())
+    mhz = res["clock_mhz"]
+    rows = [[f"`{r['kernel']}`", f"{r['ops']['total']:,}", f"{r['code']:,}",
+             f"{r['stack']} ({r['stack_kind']})",
+             f"{r['cycles_low']:,}–{r['cycles_high']:,}",
+             f"{r['cycles_low'] / mhz:.1f}–{r['cycles_high'] / mhz:.1f}"]
+            for r in res["kernels"]]
+    total = sum(r["code"] + r["batch_code"] for r in res["kernels"])
+    return "\n".join([
+        f"{res['model']} (nv = {res['nv']}), float build, compiled with {res['compiler']}:",
         "",
         "```sh",
-        "arm-none-eabi-gcc " + " ".join(FLAGS) + " -ffunction-sections -fstack-usage -c panda.c",
+        "arm-none-eabi-gcc " + " ".join(res["flags"]) + " -ffunction-sections -fstack-usage "
+        "-c k.c",
         "```",
         "",
-        f"Compiler: {version}. Measured {datetime.date.today().isoformat()}.",
-        "Code size is the function's `.text` section (`arm-none-eabi-size -A`); stack is",
-        "`-fstack-usage`'s figure (`static`: exact, no dynamic allocation). The kernels allocate",
-        "nothing and call only `sinf`/`cosf`/`sqrtf` (newlib), whose size is not included.",
-        "A kernel of a few bytes has the same code as another one (two frames at the same",
-        "point of the same body) and the compiler made it a jump to that one.",
+        "Code size is the function's `.text` section (`arm-none-eabi-size -A`), stack is "
+        "`-fstack-usage`'s figure (`static`: exact; the kernels allocate nothing). `sinf`, "
+        "`cosf`, `sqrtf` (newlib) are not included.",
         "",
-        "| kernel | operations | code (bytes) | stack (bytes) | batch loop code (bytes) |",
-        "|---|---:|---:|---:|---:|",
-    ]
-    for r in rows:
-        lines.append(f"| `{r['kernel']}` | {r['ops']:,} | {r['code']:,} | {r['stack']} "
-                     f"({r['kind']}) | {r['batch_code']} |")
-    total = sum(r["code"] + r["batch_code"] for r in rows)
-    lines += ["", f"All kernels together: {total:,} bytes of code.", ""]
-    return "\n".join(lines)
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "embedded.md")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        version, rows = measure(Path(tmp))
-    args.out.write_text(render(version, rows))
-    print(f"wrote {args.out}")
-
-
-if __name__ == "__main__":
-    main()
+        "**Cycles are an estimate from the op counts, not a measurement** (no hardware here). "
+        f"Assumed cycles per operation: {costs} (FPv4-SP: single-cycle VADD/VMUL, 14-cycle "
+        "VDIV/VSQRT; newlib's `sinf`/`cosf` taken as ~100). The low figure is the arithmetic "
+        f"alone; the high one adds {res['memory_factor'] - 1:.0f} cycle per add/mul for the "
+        "loads and stores of operands kept on the stack. "
+        f"µs at {mhz} MHz (an STM32F4-class part).",
+        "",
+        table(["kernel", "operations", "code (bytes)", "stack (bytes)", "cycles (est.)",
+               f"µs at {mhz} MHz (est.)"], rows),
+        "",
+        f"All kernels with their batch loops: {total:,} bytes of code.",
+    ])

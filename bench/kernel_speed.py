@@ -1,78 +1,101 @@
-# ruff: noqa: E501  (the C++ driver source below has long lines)
-"""Kernel speed: symgen's generated C against Pinocchio's C++ (the PyPI ``pin`` wheel), timed
-in one C++ loop over the same pre-generated random states, pair by pair in the same run.
+# ruff: noqa: E501  (the C and C++ driver sources below have long lines)
+"""Kernel speed: symgen's generated C against Pinocchio's C++ (the PyPI ``pin`` wheel), MuJoCo's
+C API and Pinocchio-through-CasADi generated C, on the same models and the same random states.
 
-    python bench/kernel_speed.py [--quick] [--states 1000] [--repeats 7]
-
-For each model: symgen generates inverse_dynamics, mass_matrix, forward_dynamics (ABA and
-LTDL) and mass_matrix_inverse; Pinocchio's model is built from the same symgen model
-(``pin_model_from_symgen``) and saved with its binary serialization; the states are
-converted with the Bridge (joint order, quaternion and velocity layouts). A C++ driver links
-the generated C and Pinocchio, checks that both give the same results on the first state,
-and times each kernel: ``repeats`` passes over all states, the median pass divided by the
-number of states (ns per call). Two builds: ``-O3`` and ``-O3 -march=native``.
-Writes bench/results/kernel_speed.json and prints a table of peer/symgen ratios.
+Every tool is timed by its own small C/C++ program (no Python in the loop) over the same
+pre-generated states, written to binary files: ``repeats`` passes over all states, the median
+pass divided by the number of states = ns per call. Each program first prints its results for
+the first state, which are checked against :mod:`symgen.reference` (an independent
+implementation) before any figure is kept. Everything is built once per flag set
+(``BUILDS``); ratios peer/symgen are taken pair by pair within the same run.
 """
 
 from __future__ import annotations
 
-import argparse
-import datetime
 import json
-import os
-import platform
 import shutil
 import subprocess
-import sys
 import sysconfig
 import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import symgen
+from symgen import reference as ref
+from symgen.peers.pinocchio import Bridge, pin_model_from_symgen
 
-import pinocchio as pin  # noqa: E402
+from .common import CACHE, CHECK_TOLERANCE, TIMING_DIR, relative_error, source_hash
 
-import symgen  # noqa: E402
-from symgen import reference as ref  # noqa: E402
-from symgen.peers.pinocchio import Bridge, pin_model_from_symgen  # noqa: E402
-from symgen.robots import robot_urdf, spatial_chain  # noqa: E402
-
-KERNELS = {  # symgen program -> (pinocchio call, output kind)
-    "inverse_dynamics": "rnea",
-    "mass_matrix": "crba",
-    "forward_dynamics_aba": "aba",
-    "forward_dynamics_ltdl": "aba",
-    "mass_matrix_inverse": "computeMinverse",
+#: symgen kernels timed, in report order.
+KERNELS = ("inverse_dynamics", "mass_matrix", "forward_dynamics_aba", "forward_dynamics_ltdl",
+           "mass_matrix_inverse")
+#: The peer call each symgen kernel is compared with, per peer (None: no counterpart).
+PAIRS: dict[str, dict[str, str]] = {
+    "pinocchio": {"inverse_dynamics": "pinocchio rnea", "mass_matrix": "pinocchio crba",
+                  "forward_dynamics_aba": "pinocchio aba", "forward_dynamics_ltdl": "pinocchio aba",
+                  "mass_matrix_inverse": "pinocchio computeMinverse"},
+    "casadi": {"inverse_dynamics": "casadi rnea", "mass_matrix": "casadi crba",
+               "forward_dynamics_aba": "casadi aba", "forward_dynamics_ltdl": "casadi aba"},
+    "mujoco": {"inverse_dynamics": "mujoco rne", "mass_matrix": "mujoco crb",
+               "forward_dynamics_aba": "mujoco forward", "forward_dynamics_ltdl": "mujoco forward"},
 }
-ROBOTS = [("ur5", False), ("panda", False), ("xarm7", False), ("solo12", True), ("talos", True)]
-CHAINS = (2, 5, 10, 20, 50)
+#: A prepared tool: ``run(repeats)`` -> {"ns": {key: ns per call}, "check_error": {...}, ...}.
+Runner = Callable[[int], dict[str, Any]]
+#: Flag sets: label -> flags for gcc/g++ (symgen's C, the drivers, CasADi's C).
+BUILDS: dict[str, list[str]] = {"-O3": ["-O3"], "-O3 -march=native": ["-O3", "-march=native"]}
 
-DRIVER = r"""
+SYMGEN_DRIVER = r"""
+#include "timing.h"
+#include "m.h"
+
+int main(int argc, char **argv) {
+    if (argc != 5) return 2;
+    const int S = atoi(argv[1]), R = atoi(argv[2]), NQ = atoi(argv[3]), NV = atoi(argv[4]);
+    const size_t nq = (size_t)NQ, nv = (size_t)NV;
+    double *q = bench_load("q.bin", (size_t)S * nq), *v = bench_load("v.bin", (size_t)S * nv);
+    double *a = bench_load("a.bin", (size_t)S * nv), *tau = bench_load("tau.bin", (size_t)S * nv);
+    double *out = malloc(nv * nv * sizeof(double)), *pass = malloc((size_t)R * sizeof(double));
+    double t[5];
+    volatile double sink = 0;
+    printf("{\"check\": {");
+    m_inverse_dynamics(q, v, a, out); bench_print("inverse_dynamics", out, NV);
+    m_mass_matrix(q, out); bench_print("mass_matrix", out, NV * NV);
+    m_forward_dynamics_aba(q, v, tau, out); bench_print("forward_dynamics_aba", out, NV);
+    m_forward_dynamics_ltdl(q, v, tau, out); bench_print("forward_dynamics_ltdl", out, NV);
+    m_mass_matrix_inverse(q, out); bench_print("mass_matrix_inverse", out, NV * NV);
+    BENCH_TIME(t[0], S, R, pass, m_inverse_dynamics(q + k * nq, v + k * nv, a + k * nv, out); sink = sink + out[0];);
+    BENCH_TIME(t[1], S, R, pass, m_mass_matrix(q + k * nq, out); sink = sink + out[0];);
+    BENCH_TIME(t[2], S, R, pass, m_forward_dynamics_aba(q + k * nq, v + k * nv, tau + k * nv, out); sink = sink + out[0];);
+    BENCH_TIME(t[3], S, R, pass, m_forward_dynamics_ltdl(q + k * nq, v + k * nv, tau + k * nv, out); sink = sink + out[0];);
+    BENCH_TIME(t[4], S, R, pass, m_mass_matrix_inverse(q + k * nq, out); sink = sink + out[0];);
+    printf("\"done\": []}, \"ns\": {\"symgen inverse_dynamics\": %.3f, \"symgen mass_matrix\": %.3f, "
+           "\"symgen forward_dynamics_aba\": %.3f, \"symgen forward_dynamics_ltdl\": %.3f, "
+           "\"symgen mass_matrix_inverse\": %.3f}}\n", t[0], t[1], t[2], t[3], t[4]);
+    return sink == 12345.678 ? 1 : 0;
+}
+"""
+
+PINOCCHIO_DRIVER = r"""
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <vector>
-#include <algorithm>
-#include <cstdlib>
 #include <pinocchio/multibody.hpp>
-#include <pinocchio/algorithm/rnea.hpp>
-#include <pinocchio/algorithm/crba.hpp>
 #include <pinocchio/algorithm/aba.hpp>
+#include <pinocchio/algorithm/crba.hpp>
+#include <pinocchio/algorithm/rnea.hpp>
 #include <pinocchio/serialization.hpp>
-extern "C" {  // the generated kernels (prefix m), linked per model
-void m_inverse_dynamics(const double *q, const double *v, const double *a, double *tau);
-void m_mass_matrix(const double *q, double *M);
-void m_forward_dynamics_aba(const double *q, const double *v, const double *tau, double *a);
-void m_forward_dynamics_ltdl(const double *q, const double *v, const double *tau, double *a);
-void m_mass_matrix_inverse(const double *q, double *Minv);
-}
+
 static std::vector<double> load(const char *path, size_t n) {
     std::vector<double> v(n);
     std::ifstream f(path, std::ios::binary);
     f.read(reinterpret_cast<char *>(v.data()), static_cast<std::streamsize>(n * sizeof(double)));
+    if (!f) { std::fprintf(stderr, "cannot read %s\n", path); std::exit(2); }
     return v;
 }
 template <class F> static double time_ns(F f, int states, int repeats) {
@@ -86,212 +109,259 @@ template <class F> static double time_ns(F f, int states, int repeats) {
     std::sort(passes.begin(), passes.end());
     return passes[passes.size() / 2];
 }
+template <class V> static void print(const char *name, const V &x) {
+    std::printf("\"%s\": [", name);
+    for (Eigen::Index i = 0; i < x.size(); ++i) std::printf("%s%.17g", i ? ", " : "", x.data()[i]);
+    std::printf("], ");
+}
 int main(int argc, char **argv) {
+    if (argc != 3) return 2;
     const int S = std::atoi(argv[1]), R = std::atoi(argv[2]);
-    const int PNQ = std::atoi(argv[3]), NQ = std::atoi(argv[4]), NV = std::atoi(argv[5]);
     pinocchio::Model model;
     model.loadFromBinary("model.bin");
     pinocchio::Data data(model);
-    auto q = load("q.bin", size_t(S) * NQ), v = load("v.bin", size_t(S) * NV);
-    auto a = load("a.bin", size_t(S) * NV), tau = load("tau.bin", size_t(S) * NV);
-    auto pq = load("pq.bin", size_t(S) * PNQ), pv = load("pv.bin", size_t(S) * NV);
-    auto pa = load("pa.bin", size_t(S) * NV), ptau = load("ptau.bin", size_t(S) * NV);
-    std::vector<double> out(size_t(NV) * NV);
-    volatile double sink = 0;
+    const int NQ = model.nq, NV = model.nv;
+    auto q = load("pq.bin", size_t(S) * NQ), v = load("pv.bin", size_t(S) * NV);
+    auto a = load("pa.bin", size_t(S) * NV), tau = load("ptau.bin", size_t(S) * NV);
     using Vec = Eigen::Map<const Eigen::VectorXd>;
-    // one result of each, for the consistency check in Python
-    m_inverse_dynamics(&q[0], &v[0], &a[0], out.data());
-    printf("{\"check_id\": [");
-    for (int i = 0; i < NV; ++i) printf("%s%.17g", i ? "," : "", out[i]);
-    Eigen::VectorXd tid = pinocchio::rnea(model, data, Vec(&pq[0], PNQ), Vec(&pv[0], NV), Vec(&pa[0], NV));
-    printf("], \"check_pin_id\": [");
-    for (int i = 0; i < NV; ++i) printf("%s%.17g", i ? "," : "", tid[i]);
-    printf("], \"ns\": {");
+    volatile double sink = 0;
+    std::printf("{\"check\": {");
+    print("rnea", pinocchio::rnea(model, data, Vec(&q[0], NQ), Vec(&v[0], NV), Vec(&a[0], NV)));
+    Eigen::MatrixXd M = pinocchio::crba(model, data, Vec(&q[0], NQ));
+    print("crba", M);
+    print("aba", pinocchio::aba(model, data, Vec(&q[0], NQ), Vec(&v[0], NV), Vec(&tau[0], NV)));
+    Eigen::MatrixXd Minv = pinocchio::computeMinverse(model, data, Vec(&q[0], NQ));
+    print("computeMinverse", Minv);
+    std::printf("\"done\": []}, \"ns\": {");
     double t;
-    t = time_ns([&](int k) { m_inverse_dynamics(&q[k * NQ], &v[k * NV], &a[k * NV], out.data()); sink = sink + out[0]; }, S, R);
-    printf("\"symgen inverse_dynamics\": %.3f,", t);
-    t = time_ns([&](int k) { m_mass_matrix(&q[k * NQ], out.data()); sink = sink + out[0]; }, S, R);
-    printf("\"symgen mass_matrix\": %.3f,", t);
-    t = time_ns([&](int k) { m_forward_dynamics_aba(&q[k * NQ], &v[k * NV], &tau[k * NV], out.data()); sink = sink + out[0]; }, S, R);
-    printf("\"symgen forward_dynamics_aba\": %.3f,", t);
-    t = time_ns([&](int k) { m_forward_dynamics_ltdl(&q[k * NQ], &v[k * NV], &tau[k * NV], out.data()); sink = sink + out[0]; }, S, R);
-    printf("\"symgen forward_dynamics_ltdl\": %.3f,", t);
-    t = time_ns([&](int k) { m_mass_matrix_inverse(&q[k * NQ], out.data()); sink = sink + out[0]; }, S, R);
-    printf("\"symgen mass_matrix_inverse\": %.3f,", t);
-    t = time_ns([&](int k) { pinocchio::rnea(model, data, Vec(&pq[k * PNQ], PNQ), Vec(&pv[k * NV], NV), Vec(&pa[k * NV], NV)); sink = sink + data.tau[0]; }, S, R);
-    printf("\"pinocchio rnea\": %.3f,", t);
-    t = time_ns([&](int k) { pinocchio::crba(model, data, Vec(&pq[k * PNQ], PNQ)); sink = sink + data.M(0, 0); }, S, R);
-    printf("\"pinocchio crba\": %.3f,", t);
-    t = time_ns([&](int k) { pinocchio::aba(model, data, Vec(&pq[k * PNQ], PNQ), Vec(&pv[k * NV], NV), Vec(&ptau[k * NV], NV)); sink = sink + data.ddq[0]; }, S, R);
-    printf("\"pinocchio aba\": %.3f,", t);
-    t = time_ns([&](int k) { pinocchio::computeMinverse(model, data, Vec(&pq[k * PNQ], PNQ)); sink = sink + data.Minv(0, 0); }, S, R);
-    printf("\"pinocchio computeMinverse\": %.3f", t);
-    printf("}}\n");
+    t = time_ns([&](int k) { pinocchio::rnea(model, data, Vec(&q[k * NQ], NQ), Vec(&v[k * NV], NV), Vec(&a[k * NV], NV)); sink = sink + data.tau[0]; }, S, R);
+    std::printf("\"pinocchio rnea\": %.3f, ", t);
+    t = time_ns([&](int k) { pinocchio::crba(model, data, Vec(&q[k * NQ], NQ)); sink = sink + data.M(0, 0); }, S, R);
+    std::printf("\"pinocchio crba\": %.3f, ", t);
+    t = time_ns([&](int k) { pinocchio::aba(model, data, Vec(&q[k * NQ], NQ), Vec(&v[k * NV], NV), Vec(&tau[k * NV], NV)); sink = sink + data.ddq[0]; }, S, R);
+    std::printf("\"pinocchio aba\": %.3f, ", t);
+    t = time_ns([&](int k) { pinocchio::computeMinverse(model, data, Vec(&q[k * NQ], NQ)); sink = sink + data.Minv(0, 0); }, S, R);
+    std::printf("\"pinocchio computeMinverse\": %.3f}}\n", t);
     return sink == 12345.678 ? 1 : 0;
 }
 """
 
 
+# ------------------------------------------------------------------------------ helpers
+def _run(cmd: Sequence[str], cwd: Path, what: str) -> str:
+    run = subprocess.run(list(cmd), cwd=cwd, capture_output=True, text=True)
+    if run.returncode:
+        tail = "\n".join((run.stderr or run.stdout).strip().splitlines()[-15:])
+        raise RuntimeError(f"{what} failed ({run.returncode}):\n{tail}")
+    return run.stdout
+
+
+def _checked(what: str, errors: Mapping[str, float]) -> dict[str, float]:
+    bad = {k: e for k, e in errors.items() if not e <= CHECK_TOLERANCE}
+    if bad:
+        listed = ", ".join(f"{k} {e:.1e}" for k, e in bad.items())
+        raise RuntimeError(f"{what} disagrees with symgen.reference: {listed}")
+    return dict(errors)
+
+
+def _expected(model: symgen.Model, states: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """symgen.reference's results for the first state (what every tool is checked against)."""
+    q, v, a, tau = (states[k][0] for k in ("q", "v", "a", "tau"))
+    m = ref.mass_matrix(model, q)
+    return {"inverse_dynamics": ref.inverse_dynamics(model, q, v, a), "mass_matrix": m,
+            "forward_dynamics": ref.forward_dynamics(model, q, v, tau),
+            "mass_matrix_inverse": np.linalg.inv(m)}
+
+
+# ------------------------------------------------------------------------------ Pinocchio
 def cmeel_prefix() -> Path:
+    """The pin wheel's cmeel prefix (Pinocchio's headers and libraries)."""
     return Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix"
 
 
-def pin_flags(native: bool) -> list[str]:
+def pinocchio_unavailable() -> str | None:
+    """Why Pinocchio's C++ side cannot be built here, or None."""
     p = cmeel_prefix()
-    flags = [f"-I{p / 'include'}", f"-I{p / 'include' / 'eigen3'}", "-DNDEBUG",
-             "-DBOOST_MPL_LIMIT_LIST_SIZE=30", "-DBOOST_MPL_LIMIT_VECTOR_SIZE=30",
-             "-DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS", "-DBOOST_FUSION_INVOKE_MAX_ARITY=12"]
-    if native:
-        flags += ["-DEIGEN_MAX_ALIGN_BYTES=16", "-DEIGEN_MAX_STATIC_ALIGN_BYTES=16"]
-    return flags
+    if not (p / "include" / "pinocchio").is_dir():
+        return "the pin wheel's C++ headers (cmeel.prefix/include/pinocchio) are missing"
+    if not (p / "include" / "eigen3" / "Eigen").is_dir():
+        return "Eigen's headers are missing (pip install cmeel-eigen, or the bench extra)"
+    if shutil.which("g++") is None:
+        return "g++ is not installed"
+    return None
 
 
-BUILDS = {"-O3": [], "-O3 -march=native": ["-march=native"]}
-
-
-def build_drivers(work: Path) -> dict[str, Path]:
-    """The C++ driver (Pinocchio side and timing loops) compiled once per flag set."""
-    (work / "driver.cpp").write_text(DRIVER)
-    out = {}
-    for label, arch in BUILDS.items():
-        obj = work / f"driver{len(out)}.o"
-        subprocess.run(["g++", "-std=c++17", "-O3", *arch, *pin_flags(bool(arch)), "-c",
-                        "driver.cpp", "-o", obj.name], cwd=work, check=True)
-        out[label] = obj
+def pinocchio_flags(flags: Sequence[str]) -> list[str]:
+    """g++ flags for Pinocchio's headers (peers.md: the wheel's compile definitions; with
+    -march=native, Eigen's alignment pinned to the wheel's 16 bytes)."""
+    p = cmeel_prefix()
+    out = [f"-I{p / 'include'}", f"-I{p / 'include' / 'eigen3'}", "-DNDEBUG",
+           "-DBOOST_MPL_LIMIT_LIST_SIZE=30", "-DBOOST_MPL_LIMIT_VECTOR_SIZE=30",
+           "-DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS", "-DBOOST_FUSION_INVOKE_MAX_ARITY=12", "-w"]
+    if any(f.startswith("-march") for f in flags):
+        out += ["-DEIGEN_MAX_ALIGN_BYTES=16", "-DEIGEN_MAX_STATIC_ALIGN_BYTES=16"]
     return out
 
 
-def measure(name: str, model: symgen.Model, states: int, repeats: int, work: Path,
-            drivers: dict[str, Path]) -> dict:
-    ks = symgen.generate(model, list(KERNELS))
-    ks.write(work, prefix="m")
+def pinocchio_driver(flags: Sequence[str], log: Callable[[str], None]) -> Path:
+    """The Pinocchio timing program built with ``flags``, cached under bench/.cache (a few
+    minutes to build: Pinocchio is header-only templates)."""
+    import pinocchio
+
+    gxx = subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout
+    key = source_hash(PINOCCHIO_DRIVER, " ".join(flags), gxx, pinocchio.__version__,
+                      str(cmeel_prefix()))
+    target = CACHE / f"pinocchio-driver-{key}"
+    if target.exists():
+        return target
+    log(f"  building Pinocchio's timing program ({' '.join(flags)}; a few minutes, cached)")
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+        work = Path(tmp)
+        (work / "driver.cpp").write_text(PINOCCHIO_DRIVER)
+        lib = cmeel_prefix() / "lib"
+        _run(["g++", "-std=c++17", *flags, *pinocchio_flags(flags), "driver.cpp", "-o", "driver",
+              f"-L{lib}", f"-Wl,-rpath,{lib}", "-lboost_serialization"], work,
+             "building Pinocchio's timing program")
+        (work / "driver").replace(target)
+    return target
+
+
+def prepare_pinocchio(model: symgen.Model, states: Mapping[str, np.ndarray], driver: Path,
+                      work: Path) -> Runner:
+    """Pinocchio's rnea, crba, aba, computeMinverse on ``states`` (converted with the Bridge):
+    writes the model and states to ``work``; ``run(repeats)`` times and checks them."""
     pm = pin_model_from_symgen(model)
     pm.saveToBinary(str(work / "model.bin"))
     br = Bridge(model, pm)
-    rng = np.random.default_rng(0)
-    cols: dict[str, list] = {k: [] for k in ("q", "v", "a", "tau", "pq", "pv", "pa", "ptau")}
-    for _ in range(states):
-        q = ref.random_configuration(model, rng)
-        v, a, tau = (rng.normal(size=model.nv) for _ in range(3))
-        for key, value in (("q", q), ("v", v), ("a", a), ("tau", tau), ("pq", br.q_to_pin(q)),
-                           ("pv", br.v_to_pin(v)), ("pa", br.v_to_pin(a)),
-                           ("ptau", br.v_to_pin(tau))):
-            cols[key].append(value)
-    for key, rows in cols.items():
-        np.asarray(rows, dtype=np.float64).tofile(work / f"{key}.bin")
-    results = {"model": name, "nq": model.nq, "nv": model.nv,
-               "ops": {k: c["total"] for k, c in ks.op_counts().items()}}
-    p = cmeel_prefix()
-    for label, arch in BUILDS.items():
-        subprocess.run(["gcc", "-O3", *arch, "-std=c99", "-c", "m.c", "-o", "m.o"], cwd=work,
-                       check=True)
-        subprocess.run(["g++", str(drivers[label]), "m.o", "-o", "driver", f"-L{p / 'lib'}",
-                        f"-Wl,-rpath,{p / 'lib'}", "-lboost_serialization"], cwd=work,
-                       check=True)
-        run = subprocess.run(["./driver", str(states), str(repeats), str(pm.nq),
-                              str(model.nq), str(model.nv)], cwd=work, check=True,
-                             capture_output=True, text=True)
-        out = json.loads(run.stdout)
-        ours = np.array(out["check_id"])
-        theirs = br.v_from_pin(np.array(out["check_pin_id"]))
-        err = float(np.max(np.abs(ours - theirs)) / max(np.max(np.abs(theirs)), 1.0))
-        if err > 1e-9:
-            raise RuntimeError(f"{name}: symgen and Pinocchio disagree ({err:.1e})")
-        results[label] = {"ns": out["ns"], "check_error": err}
-    return results
+    n = len(states["q"])
+    np.array([br.q_to_pin(q) for q in states["q"]]).tofile(work / "pq.bin")
+    for key in ("v", "a", "tau"):
+        np.ascontiguousarray(states[key][:, br.perm]).tofile(work / f"p{key}.bin")
+    exp, nv = _expected(model, states), model.nv
+
+    def sym(x: list) -> np.ndarray:  # Eigen is column-major; crba/Minv fill the upper triangle
+        m = np.array(x).reshape(nv, nv).T
+        return np.triu(m) + np.triu(m, 1).T
+
+    def run(repeats: int) -> dict[str, Any]:
+        out = json.loads(_run([str(driver), str(n), str(repeats)], work,
+                              "Pinocchio's timing program"))
+        c = out["check"]
+        errors = {
+            "rnea": relative_error(br.v_from_pin(np.array(c["rnea"])), exp["inverse_dynamics"]),
+            "crba": relative_error(br.matrix_from_pin(sym(c["crba"])), exp["mass_matrix"]),
+            "aba": relative_error(br.v_from_pin(np.array(c["aba"])), exp["forward_dynamics"]),
+            "computeMinverse": relative_error(br.matrix_from_pin(sym(c["computeMinverse"])),
+                                              exp["mass_matrix_inverse"]),
+        }
+        return {"ns": out["ns"], "check_error": _checked(f"Pinocchio on {model.name}", errors)}
+
+    return run
 
 
-def ratios(entry: dict, label: str) -> dict[str, float]:
-    ns = entry[label]["ns"]
-    return {k: ns[f"pinocchio {v}"] / ns[f"symgen {k}"] for k, v in KERNELS.items()}
+# ------------------------------------------------------------------------------ symgen
+def prepare_symgen(model: symgen.Model, ks: symgen.KernelSet, states: Mapping[str, np.ndarray],
+                   flags: Sequence[str], work: Path) -> Runner:
+    """symgen's kernels (``ks``, written with prefix ``m``) compiled with ``gcc flags`` in
+    ``work``; ``run(repeats)`` times them and checks the first state."""
+    ks.write(work, prefix="m")
+    for key in ("q", "v", "a", "tau"):
+        np.ascontiguousarray(states[key], dtype=np.float64).tofile(work / f"{key}.bin")
+    (work / "driver.c").write_text(SYMGEN_DRIVER)
+    _run(["gcc", "-std=c99", *flags, "-c", "m.c", "-o", "m.o"], work, "compiling symgen's C")
+    _run(["gcc", "-std=c99", *flags, f"-I{TIMING_DIR}", "driver.c", "m.o", "-o", "driver",
+          "-lm"], work,
+         "building symgen's timing program")
+    n, nv = len(states["q"]), model.nv
+    exp = _expected(model, states)
+
+    def run(repeats: int) -> dict[str, Any]:
+        out = json.loads(_run(["./driver", str(n), str(repeats), str(model.nq), str(nv)], work,
+                              "symgen's timing program"))
+        c = out["check"]
+        errors = {
+            "inverse_dynamics": relative_error(c["inverse_dynamics"], exp["inverse_dynamics"]),
+            "mass_matrix": relative_error(np.reshape(c["mass_matrix"], (nv, nv)),
+                                          exp["mass_matrix"]),
+            "forward_dynamics_aba": relative_error(c["forward_dynamics_aba"],
+                                                   exp["forward_dynamics"]),
+            "forward_dynamics_ltdl": relative_error(c["forward_dynamics_ltdl"],
+                                                    exp["forward_dynamics"]),
+            "mass_matrix_inverse": relative_error(np.reshape(c["mass_matrix_inverse"], (nv, nv)),
+                                                  exp["mass_matrix_inverse"]),
+        }
+        return {"ns": out["ns"], "check_error": _checked(f"symgen on {model.name}", errors)}
+
+    return run
 
 
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+# ------------------------------------------------------------------------------ one model
+def measure_model(name: str, model: symgen.Model, states: Mapping[str, np.ndarray],
+                  repeats: int, rounds: int, builds: Mapping[str, list[str]],
+                  peers: Mapping[str, Any], log: Callable[[str], None]) -> dict[str, Any]:
+    """Every tool on one model, every build; ``peers`` maps a peer name to what it needs
+    (Pinocchio: {flag label: driver}, CasADi: its venv, MuJoCo: True). A peer that cannot
+    express the model is recorded under ``skipped`` with the reason.
 
+    Per build, every tool's program is built first and then run ``rounds`` times, the tools
+    interleaved (the order rotating each round), each run timing ``repeats`` passes; a
+    figure is the median over the rounds. Interleaving keeps slow drifts of the machine
+    (frequency, neighbours on a shared host) from landing on one tool only."""
+    from .peers import casadi_peer, mujoco_peer
 
-def render(machine: dict, entries: list[dict]) -> str:
-    """docs/kernel-speed.md: ns per call and Pinocchio/symgen ratios, pair by pair."""
-    lines = [
-        "# Kernel speed: symgen vs Pinocchio",
-        "",
-        "<!-- Written by bench/kernel_speed.py; re-run it to refresh. -->",
-        "",
-        "symgen's generated C against Pinocchio's C++ (the PyPI `pin` wheel's headers and",
-        "libraries), timed in one C++ loop over the same pre-generated random states (no Python",
-        "in the loop): nanoseconds per call, the median of the repeated passes, and the ratio",
-        "Pinocchio / symgen computed pair by pair in the same run (> 1: symgen is faster).",
-        "Both sides are checked to agree on the first state before timing.",
-        "",
-        f"Machine: {machine['cpu']}, {machine['cores']} cores; Python {machine['python']}, "
-        f"Pinocchio {machine['pinocchio']}, symgen {machine['symgen']}, {machine['compiler']}; "
-        f"{machine['states']} states, median of {machine['repeats']} passes; "
-        f"{machine['date']}.",
-        "",
-    ]
-    pairs = [("inverse_dynamics", "rnea"), ("mass_matrix", "crba"),
-             ("forward_dynamics_aba", "aba"), ("forward_dynamics_ltdl", "aba"),
-             ("mass_matrix_inverse", "computeMinverse")]
-    for label in BUILDS:
-        lines += [f"## `{label}`", "",
-                  "| model | nv | " + " | ".join(f"{k} vs {v}" for k, v in pairs) + " |",
-                  "|---|---:|" + "---:|" * len(pairs)]
-        for e in entries:
-            ns = e[label]["ns"]
-            cells = [f"{ns[f'symgen {k}']:.0f} / {ns[f'pinocchio {v}']:.0f} ns "
-                     f"(x{ns[f'pinocchio {v}'] / ns[f'symgen {k}']:.2f})" for k, v in pairs]
-            lines.append(f"| {e['model']} | {e['nv']} | " + " | ".join(cells) + " |")
-        lines.append("")
-    lines += ["Cells: symgen / Pinocchio ns per call (ratio). Raw numbers:",
-              "`bench/results/kernel_speed.json`.", ""]
-    return "\n".join(lines)
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="UR5 only, 200 states")
-    parser.add_argument("--states", type=int, default=1000)
-    parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--json", type=Path, default=ROOT / "bench" / "results" /
-                        "kernel_speed.json")
-    args = parser.parse_args()
-    if shutil.which("g++") is None:
-        sys.exit("g++ is needed to build the Pinocchio side")
-    models = [(f"{r}", symgen.load(robot_urdf(r), floating_base=f)) for r, f in ROBOTS]
-    models += [(f"chain{n}", spatial_chain(n)) for n in CHAINS]
-    states = args.states
-    if args.quick:
-        models, states = models[:1], 200
-    entries = []
-    build = Path(tempfile.mkdtemp(prefix="symgen-bench-"))
-    print("building the Pinocchio driver (about a minute)", flush=True)
-    drivers = build_drivers(build)
-    for name, model in models:
+    ks = symgen.generate(model, list(KERNELS))
+    entry: dict[str, Any] = {
+        "model": name, "nq": model.nq, "nv": model.nv,
+        "floating_base": any(j.type.value == "free" for j in model.joints),
+        "states": len(states["q"]), "repeats": repeats, "rounds": rounds,
+        "ops": {"symgen": {k: c for k, c in ks.op_counts().items() if k in KERNELS}},
+        "builds": {}, "check_error": {}, "skipped": {}, "timed": {},
+    }
+    for label, flags in builds.items():
         with tempfile.TemporaryDirectory() as tmp:
-            entry = measure(name, model, states, args.repeats, Path(tmp), drivers)
-        entries.append(entry)
-        r = ratios(entry, "-O3")
-        print(f"{name:8s} nv={entry['nv']:3d}  " + "  ".join(
-            f"{k.replace('forward_dynamics', 'fd')} {entry['-O3']['ns'][f'symgen {k}']:8.1f} ns "
-            f"(x{r[k]:.2f})" for k in KERNELS))
-    gxx = subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout
-    machine = {"cpu": cpu_model(), "cores": os.cpu_count(), "python": sys.version.split()[0],
-               "pinocchio": pin.__version__, "symgen": symgen.__version__,
-               "compiler": gxx.splitlines()[0], "states": states, "repeats": args.repeats,
-               "date": datetime.date.today().isoformat()}
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps({"machine": machine, "results": entries}, indent=1))
-    if not args.quick:
-        (ROOT / "docs" / "kernel-speed.md").write_text(render(machine, entries))
-    shutil.rmtree(build, ignore_errors=True)
-    print(f"wrote {args.json}")
+            runners: dict[str, Runner] = {}
+
+            def folder(tool: str) -> Path:
+                (Path(tmp) / tool).mkdir()
+                return Path(tmp) / tool
+
+            runners["symgen"] = prepare_symgen(model, ks, states, flags, folder("symgen"))
+            if "pinocchio" in peers:
+                runners["pinocchio"] = prepare_pinocchio(model, states, peers["pinocchio"][label],
+                                                         folder("pinocchio"))
+            if "mujoco" in peers:
+                runners["mujoco"] = mujoco_peer.prepare(model, states, flags, folder("mujoco"))
+            if "casadi" in peers and "casadi" not in entry["skipped"]:
+                try:
+                    runners["casadi"] = casadi_peer.prepare(model, states, flags,
+                                                            folder("casadi"), peers["casadi"])
+                except NotImplementedError as exc:
+                    entry["skipped"]["casadi"] = str(exc)
+            samples: dict[str, list[float]] = {}
+            tools = list(runners)
+            for r in range(rounds):
+                for tool in tools[r % len(tools):] + tools[:r % len(tools)]:
+                    result = runners[tool](repeats)
+                    entry["check_error"][tool] = result["check_error"]
+                    for key, value in result["ns"].items():
+                        samples.setdefault(key, []).append(value)
+                    if tool == "mujoco":
+                        entry["timed"].update(result["timed"])
+                    if tool == "casadi":
+                        entry["ops"]["casadi"] = result["ops"]
+        entry["builds"][label] = {
+            "ns": {k: float(np.median(v)) for k, v in samples.items()},
+            "spread": {k: [min(v), max(v)] for k, v in samples.items()},
+        }
+        log(f"  {name} {label}: " + "; ".join(
+            f"{peer} " + " ".join(f"x{ratio:.2f}" for ratio in ratios(entry, label, peer).values())
+            for peer in PAIRS if ratios(entry, label, peer)))
+    return entry
 
 
-if __name__ == "__main__":
-    main()
+def ratios(entry: Mapping[str, Any], label: str, peer: str) -> dict[str, float]:
+    """peer / symgen ns per call for each symgen kernel with a counterpart (> 1: symgen faster)."""
+    ns = entry["builds"][label]["ns"]
+    return {k: ns[p] / ns[f"symgen {k}"] for k, p in PAIRS[peer].items()
+            if p in ns and f"symgen {k}" in ns}

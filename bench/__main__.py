@@ -1,0 +1,230 @@
+"""``python -m bench``: every benchmark of symgen against its peers, and docs/benchmarks.md.
+
+    python -m bench                      # everything (about an hour on 2 cores)
+    python -m bench --quick              # small models only; writes under bench/results/quick/
+    python -m bench --smoke --out DIR    # smallest model, end to end, in under a minute
+    python -m bench --only kernel_speed  # one section; the page is re-rendered from all results
+
+Sections (each writes ``<results>/<section>.json``; the page is rendered from those files):
+``kernel_speed`` (symgen vs Pinocchio C++, CasADi-generated Pinocchio, MuJoCo), ``generation``
+(symgen's generation time and per-kernel op counts), ``sympy_generation`` (generation speed vs
+sympy.physics.mechanics, with a PNG plot) and ``embedded`` (Cortex-M4 size, stack, cycles).
+A peer that is not installed, or a tool that is missing, is reported on the page, not fatal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import symgen
+from symgen.robots import robot_urdf, spatial_chain
+
+from . import embedded, generation, report
+from . import kernel_speed as ksp
+from . import sympy_generation as sgen
+from .common import RESULTS, ROOT, log, machine_info, pin_to_one_cpu, random_states, write_json
+from .peers import casadi_peer, mujoco_peer
+
+SECTIONS = ("kernel_speed", "generation", "sympy_generation", "embedded")
+ROBOTS = (("ur5", False), ("panda", False), ("xarm7", False), ("solo12", True), ("talos", True))
+CHAINS = (2, 5, 10, 20, 50)
+CASADI_VENV = ROOT / "bench" / ".venv-casadi"
+
+#: Settings per mode: models, states, repeats, builds, sympy / symgen chain sizes, ...
+MODES: dict[str, dict[str, Any]] = {
+    "full": {"robots": ROBOTS, "chains": CHAINS, "states": 1000, "repeats": 7, "rounds": 5,
+             "builds": ksp.BUILDS, "sympy_sizes": sgen.SYMPY_SIZES,
+             "symgen_sizes": sgen.SYMGEN_SIZES, "timeout_s": sgen.TIMEOUT_S,
+             "generation_robots": generation.ROBOTS, "panda_runs": 3, "embedded": "panda"},
+    "quick": {"robots": ROBOTS[:1], "chains": (2, 10), "states": 200, "repeats": 5, "rounds": 3,
+              "builds": {"-O3": ["-O3"]}, "sympy_sizes": (1, 2, 4, 6),
+              "symgen_sizes": (1, 2, 4, 6, 10, 20), "timeout_s": 120.0,
+              "generation_robots": generation.ROBOTS[:2], "panda_runs": 1, "embedded": "panda"},
+    "smoke": {"robots": (), "chains": (2,), "states": 50, "repeats": 3, "rounds": 2,
+              "builds": {"-O3": ["-O3"]}, "sympy_sizes": (1, 2), "symgen_sizes": (1, 2),
+              "timeout_s": 60.0, "generation_robots": generation.ROBOTS[1:2], "panda_runs": 1,
+              "embedded": "chain2"},
+}
+
+
+def _model(name: str, floating: bool = False) -> symgen.Model:
+    if name.startswith("chain"):
+        return spatial_chain(int(name[5:]))
+    return symgen.load(robot_urdf(name), floating_base=floating)
+
+
+def setup_peers(mode: str, builds: dict[str, list[str]], casadi_venv: Path | None,
+                ) -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
+    """What each peer needs (drivers, venv), the reasons of those not available, versions."""
+    peers: dict[str, Any] = {}
+    unavailable: dict[str, str] = {}
+    versions: dict[str, Any] = {}
+    reason = ksp.pinocchio_unavailable()
+    if mode == "smoke":
+        reason = "skipped by --smoke (building Pinocchio's C++ timing program takes minutes)"
+    if reason:
+        unavailable["pinocchio"] = reason
+    else:
+        import pinocchio
+
+        versions["pinocchio"] = pinocchio.__version__
+        peers["pinocchio"] = {label: ksp.pinocchio_driver(flags, log)
+                              for label, flags in builds.items()}
+    reason = mujoco_peer.unavailable()
+    if reason:
+        unavailable["mujoco"] = reason
+    else:
+        peers["mujoco"] = True
+        versions.update(mujoco_peer.versions())
+    if casadi_venv is None:
+        unavailable["casadi"] = ("skipped by --smoke (it needs its own virtual environment)"
+                                 if mode == "smoke" else "skipped (--no-casadi)")
+    else:
+        log(f"  CasADi route: virtual environment {casadi_venv} (created on first use)")
+        reason = casadi_peer.setup(casadi_venv)
+        if reason:
+            unavailable["casadi"] = reason
+        else:
+            peers["casadi"] = casadi_venv
+            versions["casadi"] = casadi_peer.versions(casadi_venv)
+    return peers, unavailable, versions
+
+
+def run_kernel_speed(cfg: dict[str, Any], out: Path, casadi_venv: Path | None) -> None:
+    models = [(name, floating) for name, floating in cfg["robots"]]
+    models += [(f"chain{n}", False) for n in cfg["chains"]]
+    peers, unavailable, versions = setup_peers(cfg["mode"], cfg["builds"], casadi_venv)
+    all_cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    pinned = pin_to_one_cpu()
+    settings = {"states": cfg["states"], "repeats": cfg["repeats"], "rounds": cfg["rounds"],
+                "seed": 0, "pinned_cpu": pinned, "models": [m for m, _ in models]}
+    res: dict[str, Any] = {
+        "machine": machine_info(), "builds": cfg["builds"], "versions": versions,
+        "unavailable": unavailable, "settings": settings, "results": [], "complete": False,
+        "timed": dict(mujoco_peer.TIMED) if "mujoco" in peers else {},
+    }
+    for name, floating in models:
+        log(f"kernel speed: {name}")
+        model = _model(name, floating)
+        states = random_states(model, cfg["states"], seed=0)
+        res["results"].append(ksp.measure_model(name, model, states, cfg["repeats"],
+                                                cfg["rounds"], cfg["builds"], peers, log))
+        write_json(out, res)  # incrementally: a long run keeps what it measured
+    res["complete"] = True
+    write_json(out, res)
+    if all_cpus is not None:
+        os.sched_setaffinity(0, all_cpus)
+
+
+def run_generation(cfg: dict[str, Any], out: Path) -> None:
+    log("generation time and op counts")
+    res = generation.run(log, cfg["generation_robots"], cfg["panda_runs"])
+    res["machine"] = machine_info()
+    write_json(out, res)
+
+
+def run_sympy(cfg: dict[str, Any], out: Path, png: Path) -> None:
+    log("generation speed vs sympy.physics.mechanics")
+    res = sgen.run(cfg["sympy_sizes"], cfg["symgen_sizes"], cfg["timeout_s"],
+                   log=lambda m: log(f"  {m}"))
+    res["machine"] = machine_info()
+    try:
+        sgen.plot(res, png)
+        res["png"] = png.name
+    except ImportError:
+        res["png"] = None
+        log("  matplotlib is not installed: no plot (pip install the bench extra)")
+    write_json(out, res)
+
+
+def run_embedded(cfg: dict[str, Any], out: Path) -> None:
+    reason = embedded.unavailable()
+    if reason:
+        log(f"embedded: skipped, {reason}")
+        write_json(out, {"machine": machine_info(), "unavailable": reason})
+        return
+    log("embedded build (Cortex-M4)")
+    name = cfg["embedded"]
+    res = embedded.run(name.capitalize() if not name.startswith("chain") else name,
+                       _model(name), log)
+    res["machine"] = machine_info()
+    write_json(out, res)
+
+
+def load_results(folder: Path) -> dict[str, Any]:
+    """Every section's JSON in ``folder`` (None where missing or unavailable)."""
+    out: dict[str, Any] = {}
+    for name in SECTIONS:
+        path = folder / f"{name}.json"
+        data = json.loads(path.read_text()) if path.exists() else None
+        out[name] = None if data is None or "unavailable" in data and name == "embedded" \
+            else data
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="small models, one build")
+    mode.add_argument("--smoke", action="store_true",
+                      help="the smallest model, end to end (no Pinocchio build, no CasADi)")
+    parser.add_argument("--only", default=",".join(SECTIONS),
+                        help=f"comma-separated sections to run (of {', '.join(SECTIONS)}); "
+                             "the others are taken from earlier results")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="folder for the page, the JSON and the PNG (default: the page "
+                             "in docs/, results in bench/results/; --quick: "
+                             "bench/results/quick/)")
+    parser.add_argument("--no-casadi", action="store_true",
+                        help="do not set up or time the CasADi route")
+    parser.add_argument("--casadi-venv", type=Path, default=CASADI_VENV,
+                        help="virtual environment for cmeel-casadi-kin-dyn (created if missing)")
+    args = parser.parse_args(argv)
+    name = "smoke" if args.smoke else "quick" if args.quick else "full"
+    if args.smoke and args.out is None:
+        parser.error("--smoke needs --out DIR (it must not overwrite the published page)")
+    cfg = dict(MODES[name], mode=name)
+    only = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = sorted(set(only) - set(SECTIONS))
+    if unknown:
+        parser.error(f"unknown section(s) {', '.join(unknown)} (known: {', '.join(SECTIONS)})")
+    if args.out is not None:
+        results = page_dir = args.out
+    elif name == "quick":
+        results = page_dir = RESULTS / "quick"
+    else:
+        results, page_dir = RESULTS, ROOT / "docs"
+    results.mkdir(parents=True, exist_ok=True)
+    page_dir.mkdir(parents=True, exist_ok=True)
+    page = page_dir / "benchmarks.md"
+    png = page_dir / ("generation-vs-sympy.png" if page_dir != ROOT / "docs"
+                      else "img/generation-vs-sympy.png")
+    png.parent.mkdir(parents=True, exist_ok=True)
+    casadi_venv = None if args.no_casadi or name == "smoke" else args.casadi_venv
+
+    started = time.perf_counter()
+    if "kernel_speed" in only:
+        run_kernel_speed(cfg, results / "kernel_speed.json", casadi_venv)
+    if "generation" in only:
+        run_generation(cfg, results / "generation.json")
+    if "sympy_generation" in only:
+        run_sympy(cfg, results / "sympy_generation.json", png)
+    if "embedded" in only:
+        run_embedded(cfg, results / "embedded.json")
+    res = load_results(results)
+    sg = res.get("sympy_generation")
+    link = report.relative_link(png, page) if sg and sg.get("png") else None
+    command = "python -m bench" + {"full": "", "quick": " --quick", "smoke": " --smoke"}[name]
+    page.write_text(report.render(res, link, command))
+    log(f"wrote {page} ({time.perf_counter() - started:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

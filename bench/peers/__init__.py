@@ -1,0 +1,1 @@
+"""Peers timed against symgen: MuJoCo, CasADi-generated Pinocchio, sympy.physics.mechanics."""
