@@ -181,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder for the page, the JSON and the PNG (default: the page "
                              "in docs/, results in bench/results/; --quick: "
                              "bench/results/quick/)")
+    parser.add_argument("--render-only", action="store_true",
+                        help="measure nothing: re-render the page from the existing results")
     parser.add_argument("--no-casadi", action="store_true",
                         help="do not set up or time the CasADi route")
     parser.add_argument("--casadi-venv", type=Path, default=CASADI_VENV,
@@ -190,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.smoke and args.out is None:
         parser.error("--smoke needs --out DIR (it must not overwrite the published page)")
     cfg = dict(MODES[name], mode=name)
-    only = [s.strip() for s in args.only.split(",") if s.strip()]
+    only = [] if args.render_only else [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = sorted(set(only) - set(SECTIONS))
     if unknown:
         parser.error(f"unknown section(s) {', '.join(unknown)} (known: {', '.join(SECTIONS)})")

@@ -13,6 +13,9 @@ from .kernel_speed import KERNELS, PAIRS, ratios
 
 PEER_NAMES = {"pinocchio": "Pinocchio (C++)", "casadi": "CasADi-generated Pinocchio",
               "mujoco": "MuJoCo"}
+PEER_SHORT = {"pinocchio": "Pinocchio", "casadi": "CasADi", "mujoco": "MuJoCo"}
+#: A loss with a ratio at or above this is reported as a near tie.
+NEAR_TIE = 0.9
 SHORT = {"inverse_dynamics": "ID", "mass_matrix": "M", "forward_dynamics_aba": "FD (ABA)",
          "forward_dynamics_ltdl": "FD (LTDL)", "mass_matrix_inverse": "M⁻¹"}
 # Published anchors (other tools, other runs, their own counting rules).
@@ -30,15 +33,82 @@ def _range(values: Sequence[float]) -> str:
 
 
 # ------------------------------------------------------------------------------ summary
-def _losses(ks: Mapping[str, Any], label: str) -> list[str]:
-    out = []
+CASADI_FUNCTION = {"inverse_dynamics": "rnea", "mass_matrix": "crba",
+                   "forward_dynamics_aba": "aba", "forward_dynamics_ltdl": "aba"}
+QUADRATIC = ("forward_dynamics_ltdl", "mass_matrix_inverse")  # O(n²) programs in symgen
+
+
+def _ops(e: Mapping[str, Any], kernel: str) -> tuple[int, int | None]:
+    """(symgen ops, CasADi ops of the matching function or None) for one kernel."""
+    cas = e["ops"].get("casadi")
+    theirs = cas[CASADI_FUNCTION[kernel]]["total"] if cas and kernel in CASADI_FUNCTION \
+        else None
+    return e["ops"]["symgen"][kernel]["total"], theirs
+
+
+def _losses(ks: Mapping[str, Any], label: str) -> list[tuple[str, str, str, float]]:
+    """(model, peer, kernel, ratio) of every pair where the peer is faster."""
+    return [(e["model"], peer, kernel, r) for e in ks["results"] for peer in PAIRS
+            for kernel, r in ratios(e, label, peer).items() if r < 1.0]
+
+
+def _loss_text(ks: Mapping[str, Any], loss: tuple[str, str, str, float]) -> str:
+    model, peer, kernel, r = loss
+    e = next(x for x in ks["results"] if x["model"] == model)
+    text = f"{SHORT[kernel]} on {model} against {PEER_SHORT[peer]} (×{r:.2f}"
+    ours, theirs = _ops(e, kernel)
+    if peer == "casadi" and theirs is not None:
+        text += f"; {ours:,} vs {theirs:,} operations"
+    elif kernel in QUADRATIC:
+        text += f"; symgen's O(n²) program, {ours:,} operations"
+    return text + ")"
+
+
+def _behind(ks: Mapping[str, Any], label: str) -> str:
+    """The pairs symgen loses at ``label``: clear losses explained, near ties listed."""
+    lost = _losses(ks, label)
+    clear = [x for x in lost if x[3] < NEAR_TIE]
+    near = [x for x in lost if x[3] >= NEAR_TIE]
+    parts = []
+    if clear:
+        parts.append("; ".join(_loss_text(ks, x) for x in clear))
+    if near:
+        parts.append(f"Near ties (ratio ≥ {NEAR_TIE}): " + ", ".join(
+            f"{SHORT[k]} on {m} vs {PEER_SHORT[p]} ×{r:.2f}" for m, p, k, r in near))
+    text = ". ".join(parts)
+    # where the LTDL variant lost but symgen's default forward_dynamics is the ABA variant
+    models = sorted({m for m, _, k, _ in lost if k == "forward_dynamics_ltdl"},
+                    key=[e["model"] for e in ks["results"]].index)
+    default_aba = []
+    for m in models:
+        e = next(x for x in ks["results"] if x["model"] == m)
+        ops = e["ops"]["symgen"]
+        if ops["forward_dynamics_aba"]["total"] < ops["forward_dynamics_ltdl"]["total"]:
+            worst = min(ratios(e, label, p)["forward_dynamics_aba"] for p in PAIRS
+                        if "forward_dynamics_aba" in ratios(e, label, p))
+            default_aba.append(f"{m} (worst ratio ×{worst:.2f})")
+    if default_aba:
+        text += (". On " + ", ".join(default_aba) + " symgen's default `forward_dynamics` is the "
+                 "ABA variant (it picks the one with fewer operations), not the LᵀDL one")
+    return text + "."
+
+
+def _casadi_agreement(ks: Mapping[str, Any], label: str) -> str:
+    """How often the faster of symgen and CasADi is the one with fewer operations."""
+    agree = total = 0
     for e in ks["results"]:
-        for peer in PAIRS:
-            for kernel, r in ratios(e, label, peer).items():
-                if r < 1.0:
-                    out.append(f"{SHORT[kernel]} on {e['model']} against {PEER_NAMES[peer]} "
-                               f"(×{r:.2f})")
-    return out
+        for kernel, r in ratios(e, label, "casadi").items():
+            ours, theirs = _ops(e, kernel)
+            if theirs is None or ours == theirs:
+                continue
+            total += 1
+            agree += (r > 1.0) == (ours < theirs)
+    if not total:
+        return ""
+    return (f"Against CasADi-generated Pinocchio, the faster of the two is the one with fewer "
+            f"operations in {agree} of {total} model–kernel pairs (operation counts side by "
+            "side in section 2); both are straight-line C, so the op count is most of the "
+            "story, and what is left is memory traffic and instruction scheduling.")
 
 
 def summary(res: Mapping[str, Any]) -> str:
@@ -46,7 +116,8 @@ def summary(res: Mapping[str, Any]) -> str:
     lines = []
     ks = res.get("kernel_speed")
     if ks and ks["results"]:
-        label = next(iter(ks["builds"]))
+        labels = list(ks["builds"])
+        label = labels[0]
         for peer, name in PEER_NAMES.items():
             per_kernel = {}
             for kernel in KERNELS:
@@ -54,57 +125,42 @@ def summary(res: Mapping[str, Any]) -> str:
                 values = [v for v in values if v is not None]
                 if values:
                     per_kernel[kernel] = values
-            if per_kernel:
-                wins = sum(v > 1 for vs in per_kernel.values() for v in vs)
-                total = sum(len(vs) for vs in per_kernel.values())
-                lines.append(f"- **Against {name}** (`{label}`): symgen is faster in {wins} of "
-                             f"{total} model–kernel pairs; " + ", ".join(
-                                 f"{SHORT[k]} {_range(v)}" for k, v in per_kernel.items())
-                             + " (peer time / symgen time).")
+            if not per_kernel:
+                continue
+            counts = []
+            for lab in labels:
+                rs = [r for e in ks["results"] for r in ratios(e, lab, peer).values()]
+                counts.append(f"{sum(r > 1 for r in rs)} of {len(rs)} model–kernel pairs at "
+                              f"`{lab}`")
+            lines.append(f"- **Against {name}:** symgen is faster in " + " and ".join(counts)
+                         + "; at `" + label + "`: " + ", ".join(
+                             f"{SHORT[k]} {_range(v)}" for k, v in per_kernel.items())
+                         + " (peer time / symgen time, over the models).")
         losses = _losses(ks, label)
-        if losses:
-            lines.append("- **Where symgen is behind** (`" + label + "`): " + "; ".join(losses)
-                         + ".")
-        op_lines = _op_ratio_lines(ks)
-        if op_lines:
-            lines.append("- **Why — op counts.** " + op_lines)
+        for lab in labels:
+            if _losses(ks, lab):
+                lines.append(f"- **Where symgen is behind** (`{lab}`): " + _behind(ks, lab))
+        why = [
+            "its kernels are straight-line code for one model, with every structural zero "
+            "and one folded away (joint axes, sparse inertias in local frames) and no loops, "
+            "branches or joint-type dispatch, where a numeric library (Pinocchio, MuJoCo) pays "
+            "for generality in every call."]
+        if any(k in QUADRATIC and p != "casadi" for _, p, k, _ in losses):
+            why.append("Where symgen loses to a numeric library it is with its O(n²) programs "
+                       "(LᵀDL forward dynamics and M⁻¹, quadratic in the chain length because "
+                       "a chain's M is dense) against O(n) recursions (ABA, computeMinverse) "
+                       "on the longest chains.")
+        agreement = _casadi_agreement(ks, label)
+        if agreement:
+            why.append(agreement)
+        lines.append("- **Why:** " + " ".join(why))
     sg = res.get("sympy_generation")
     if sg:
         lines.append("- **Generation speed:** " + _sympy_sentence(sg))
     gen = res.get("generation")
     if gen:
         lines.append("- **Published anchors:** " + _anchor_sentence(gen))
-    lines.append(
-        "- **Why symgen is ahead where it is:** its kernels are straight-line code for one "
-        "model, with every structural zero and one folded away (axes, sparse inertias, local "
-        "frames) and no loops, branches or joint-type dispatch; a numeric library pays for "
-        "generality in every call.")
-    if ks and ks["results"] and _losses(ks, next(iter(ks["builds"]))):
-        lines.append(
-            "- **Why it is behind where it is:** the LᵀDL forward dynamics and M⁻¹ programs "
-            "have O(n²) operations (a chain's M is dense), while Pinocchio's ABA and "
-            "computeMinverse are O(n) recursions, so long chains favour the recursive "
-            "algorithms; against CasADi-generated code the speed ratios follow the op counts "
-            "above (CasADi's SX graphs fold constants and share subexpressions too).")
     return "\n".join(lines)
-
-
-def _op_ratio_lines(ks: Mapping[str, Any]) -> str:
-    parts = []
-    for e in ks["results"]:
-        cas = e["ops"].get("casadi")
-        if not cas:
-            continue
-        ours = e["ops"]["symgen"]
-        pairs = (("inverse_dynamics", "rnea"), ("mass_matrix", "crba"))
-        cells = [f"{SHORT[k]} {ours[k]['total']:,} vs {cas[c]['total']:,}" for k, c in pairs]
-        fd = min(ours["forward_dynamics_aba"]["total"], ours["forward_dynamics_ltdl"]["total"])
-        cells.append(f"FD {fd:,} vs {cas['aba']['total']:,}")
-        parts.append(f"{e['model']}: " + ", ".join(cells))
-    if not parts:
-        return ""
-    return ("symgen vs CasADi-generated Pinocchio operations per call (same counting rules): "
-            + "; ".join(parts) + " (compare with the CasADi speed ratios in section 1).")
 
 
 def _sympy_sentence(sg: Mapping[str, Any]) -> str:
@@ -127,32 +183,41 @@ def _sympy_sentence(sg: Mapping[str, Any]) -> str:
     return text + "."
 
 
+def _versus(ours: float, theirs: float) -> str:
+    """"×0.65 (fewer)" style comparison of two counts."""
+    return f"×{ours / theirs:.2f} ({'fewer' if ours < theirs else 'more'})"
+
+
 def _anchor_rows(gen: Mapping[str, Any]) -> list[list[str]]:
+    """[kernel, published figure, symgen's figure, symgen / published]."""
     rows = []
     puma = generation.robot(gen, "PUMA 560")
     if puma:
         ops = puma["ops"]["inverse_dynamics"]
         rows.append(["PUMA 560 inverse dynamics", "SymPyBotics: 503 mul, 454 add (symbolic "
                      "inertial parameters)", f"{ops['mul']} mul, {ops['add']} add, "
-                     f"{ops['trig']} sin/cos (numeric parameters)"])
+                     f"{ops['trig']} sin/cos (numeric parameters)",
+                     f"mul {_versus(ops['mul'], SYMPYBOTICS_PUMA['mul'])}, add "
+                     f"{_versus(ops['add'], SYMPYBOTICS_PUMA['add'])}"])
     talos = generation.robot(gen, "Talos")
     if talos:
         nv = talos["model"]["nv"]
-        idt = talos["ops"]["inverse_dynamics"]["total"]
-        mb = talos["ops"]["mass_matrix"]["total"] + talos["ops"]["bias_forces"]["total"]
         j = ROBOTRAN_HUMANOID["joints"]
-        rows.append(["humanoid inverse dynamics", f"ROBOTRAN, {j} joints: 4,106 flops "
-                     f"({4106 / j:.0f} per joint)", f"Talos, nv = {nv}: {idt:,} ({idt / nv:.0f} "
-                     "per DOF)"])
-        rows.append(["humanoid mass matrix + bias", f"ROBOTRAN, {j} joints: 17,414 flops "
-                     f"({17414 / j:.0f} per joint)", f"Talos, nv = {nv}: {mb:,} ({mb / nv:.0f} "
-                     "per DOF)"])
+        ours = {"inverse_dynamics": talos["ops"]["inverse_dynamics"]["total"],
+                "mass_matrix_bias": talos["ops"]["mass_matrix"]["total"]
+                + talos["ops"]["bias_forces"]["total"]}
+        for key, what in (("inverse_dynamics", "humanoid inverse dynamics"),
+                          ("mass_matrix_bias", "humanoid mass matrix + bias")):
+            theirs = ROBOTRAN_HUMANOID[key]
+            rows.append([what, f"ROBOTRAN, {j} joints: {theirs:,} flops ({theirs / j:.0f} per "
+                         "joint)", f"Talos, nv = {nv}: {ours[key]:,} ({ours[key] / nv:.0f} per "
+                         "DOF)", f"per DOF {_versus(ours[key] / nv, theirs / j)}"])
     return rows
 
 
 def _anchor_sentence(gen: Mapping[str, Any]) -> str:
-    rows = _anchor_rows(gen)
-    return "; ".join(f"{a}: {ours} against {theirs}" for a, theirs, ours in rows) + "."
+    return "; ".join(f"{a}: {ours} against {theirs}, {cmp}"
+                     for a, theirs, ours, cmp in _anchor_rows(gen)) + "."
 
 
 # ------------------------------------------------------------------------------ sections
@@ -256,7 +321,8 @@ def ops_section(ks: Mapping[str, Any] | None, gen: Mapping[str, Any] | None) -> 
     if gen:
         parts += ["", "Next to the published anchors (their tools, their counting rules, "
                   "their models: context, not a like-for-like race):", "",
-                  table(["kernel", "published", "symgen"], _anchor_rows(gen), "lll"), "",
+                  table(["kernel", "published", "symgen", "symgen / published"],
+                        _anchor_rows(gen), "llll"), "",
                   "SymPyBotics keeps the inertial parameters symbolic, so each product with "
                   "one is a real multiplication; symgen bakes numeric parameters in. "
                   "ROBOTRAN's humanoid is not Talos (example-robot-data's `talos_reduced`, "
