@@ -330,19 +330,6 @@ def layout(model: Model, xml: str) -> Layout:
     return Layout(model, tuple(qadr), tuple(dadr))
 
 
-def _quat_mul_wxyz(a: Array, b: Array) -> Array:
-    w1, x1, y1, z1 = a
-    w2, x2, y2, z2 = b
-    return np.array(
-        [
-            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
-        ]
-    )
-
-
 def transform(lay: Layout, q: Array, v: Array) -> tuple[Array, Array, Array]:
     """MuJoCo's qpos, and T, c with qvel = T v, qfrc = T τ, qacc = T a + c (T orthogonal)."""
     model = lay.model
@@ -359,12 +346,9 @@ def transform(lay: Layout, q: Array, v: Array) -> tuple[Array, Array, Array]:
         qj, vj = q[qs], v[vs]
         pr = np.array(joint.placement.rotation, dtype=float)
         pt = np.array(joint.placement.translation, dtype=float)
-        quat = np.array([qj[6], qj[3], qj[4], qj[5]])  # (x, y, z, w) -> (w, x, y, z)
         rot = pr @ quaternion_to_rotation(qj[3:7])  # body -> world
-        if not joint.placement.is_identity:
-            quat = _quat_mul_wxyz(_quat_wxyz(pr), quat)
         qpos[qa : qa + 3] = pr @ qj[:3] + pt
-        qpos[qa + 3 : qa + 7] = quat
+        qpos[qa + 3 : qa + 7] = _quat_wxyz(rot)
         t[da : da + 3, vs.start + 3 : vs.start + 6] = rot  # linear: world axes
         t[da + 3 : da + 6, vs.start : vs.start + 3] = np.eye(3)  # angular: body axes
         c[da : da + 3] = rot @ np.cross(vj[:3], vj[3:])
