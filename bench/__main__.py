@@ -158,14 +158,9 @@ def run_embedded(cfg: dict[str, Any], out: Path) -> None:
 
 
 def load_results(folder: Path) -> dict[str, Any]:
-    """Every section's JSON in ``folder`` (None where missing or unavailable)."""
-    out: dict[str, Any] = {}
-    for name in SECTIONS:
-        path = folder / f"{name}.json"
-        data = json.loads(path.read_text()) if path.exists() else None
-        out[name] = None if data is None or "unavailable" in data and name == "embedded" \
-            else data
-    return out
+    """Every section's JSON in ``folder`` (None where a section has not been run)."""
+    paths = {name: folder / f"{name}.json" for name in SECTIONS}
+    return {name: json.loads(p.read_text()) if p.exists() else None for name, p in paths.items()}
 
 
 def main(argv: list[str] | None = None) -> int:

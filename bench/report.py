@@ -425,7 +425,9 @@ def render(res: Mapping[str, Any], png: str | None, command: str) -> str:
     if ks or gen:
         parts += ["", "## 4. Operation counts", "", ops_section(ks, gen)]
     if emb:
-        parts += ["", "## 5. Embedded: Cortex-M4", "", embedded.section(emb)]
+        parts += ["", "## 5. Embedded: Cortex-M4", "",
+                  f"Not measured: {emb['unavailable']}." if "unavailable" in emb
+                  else embedded.section(emb)]
     return "\n".join(parts) + "\n"
 
 
