@@ -1,13 +1,17 @@
 """The ``symgen`` command line.
 
 Every user error (missing file, invalid model, bad option) ends with exit code 2 and one line
-on stderr naming the problem; never a Python traceback.
+on stderr naming the problem; an internal error with exit code 3 and one line saying so (the
+traceback only with ``--debug`` or ``SYMGEN_DEBUG=1``); never a raw Python traceback.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import traceback
+from typing import NoReturn
 
 import click
 
@@ -18,26 +22,131 @@ from .kernels import KERNELS
 from .model import SymgenError
 from .summary import describe
 
+#: Exit codes of ``symgen`` (see :func:`main`).
+EXIT_USER_ERROR = 2
+EXIT_INTERNAL_ERROR = 3
+EXIT_INTERRUPTED = 130
+#: Environment variable that, set to anything but "" or "0", shows internal tracebacks.
+DEBUG_ENV = "SYMGEN_DEBUG"
+
 
 class _Group(click.Group):
-    """Turns symgen errors raised by any command into one line and exit code 2."""
+    """Turns every exception raised by a command into one line on stderr and an exit code:
+    2 for a user error (a SymgenError, or an OSError on a user's file), 3 for an internal
+    error (with the traceback only under --debug or SYMGEN_DEBUG=1), 130 on Ctrl-C."""
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise  # usage errors and --help: click reports them itself
         except SymgenError as exc:
-            message = " ".join(str(exc).split())
-            click.echo(f"symgen: error: {message}", err=True)
-            sys.exit(2)
+            _fail(ctx, f"error: {_one_line(str(exc))}", EXIT_USER_ERROR)
+        except KeyboardInterrupt:
+            click.echo("symgen: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except BrokenPipeError:  # e.g. `symgen info robot.urdf | head`: nothing to report
+            _silence_stdout()
+            sys.exit(1)
         except OSError as exc:
-            click.echo(f"symgen: error: {exc.filename or ''}: {exc.strerror or exc}", err=True)
-            sys.exit(2)
+            _fail(ctx, f"error: {_os_error(exc)}", EXIT_USER_ERROR)
+        except Exception as exc:
+            message = _one_line(str(exc), 300)
+            _fail(
+                ctx,
+                f"internal error: {type(exc).__name__}{': ' if message else ''}{message} "
+                f"(run with --debug or {DEBUG_ENV}=1 for the traceback)",
+                EXIT_INTERNAL_ERROR,
+            )
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that flushing it at exit does not fail again (Python's
+    documented way of handling a closed pipe)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real file descriptor (tests)
+        pass
+
+
+def _debug(ctx: click.Context) -> bool:
+    return bool(ctx.params.get("debug")) or os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+def _fail(ctx: click.Context, line: str, code: int) -> NoReturn:
+    """Print ``symgen: LINE`` on stderr (after the traceback under --debug) and exit."""
+    if _debug(ctx):
+        traceback.print_exc(file=sys.stderr)
+    click.echo(f"symgen: {line}", err=True)
+    sys.exit(code)
+
+
+def _one_line(text: str, limit: int | None = None) -> str:
+    text = " ".join(text.split())
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return text
+
+
+def _os_error(exc: OSError) -> str:
+    """``FILE: reason`` for an OSError; for a rename (``os.replace(tmp, FILE)``) the file
+    named is the destination, the user's, not the temporary one."""
+    name = exc.filename2 if exc.filename2 is not None else exc.filename
+    reason = exc.strerror or _one_line(str(exc)) or type(exc).__name__
+    if isinstance(name, str | bytes | os.PathLike):
+        return f"{os.fsdecode(name)}: {reason}"
+    return reason
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="symgen")
-def main() -> None:
-    """symgen: closed-form C dynamics kernels for multibody systems."""
+@click.option(
+    "--debug",
+    is_flag=True,
+    help=f"Show the Python traceback of an internal error (or set {DEBUG_ENV}=1).",
+)
+def main(debug: bool) -> None:
+    """symgen: closed-form C dynamics kernels for multibody systems.
+
+    Exit codes: 0 success; 1 `verify` found a kernel past its tolerance; 2 user error (bad
+    model, option or file; one line on stderr naming it); 3 internal error (one line; the
+    traceback with --debug or SYMGEN_DEBUG=1); 130 interrupted (Ctrl-C).
+    """
+
+
+#: Help of ``--lock`` (info, generate, verify).
+LOCK_HELP = (
+    "Hold joint JOINT at VALUE (default: its neutral value, 0 or the identity quaternion; "
+    "a multi-DOF joint takes its nq numbers, comma-separated) and lump what it carries, as "
+    "Pinocchio's buildReducedModel; joints coupled to it (<mimic>) follow. Repeatable."
+)
+
+
+def parse_locks(specs: tuple[str, ...]) -> dict[str, list[float] | None]:
+    """``--lock JOINT[=VALUE]`` options as ``{joint: values or None}``; the name ends at the
+    last '=' and VALUE is one number or a comma-separated list."""
+    out: dict[str, list[float] | None] = {}
+    for spec in specs:
+        name, sep, text = spec.rpartition("=")
+        if not sep:
+            name, text = spec, ""
+        name = name.strip()
+        if not name:
+            raise SymgenError(f"--lock {spec!r}: expected JOINT or JOINT=VALUE")
+        if name in out:
+            raise SymgenError(f"--lock: joint {name!r} is locked twice")
+        if not sep:
+            out[name] = None
+            continue
+        try:
+            values = [float(x) for x in text.split(",")]
+        except ValueError:
+            raise SymgenError(
+                f"--lock {spec!r}: {text!r} is not a number or a comma-separated list of numbers"
+            ) from None
+        out[name] = values
+    return out
 
 
 #: Columns of the op-count table and keys of each ``--json`` entry, in this order.
@@ -91,7 +200,7 @@ OP_COLUMNS = ("add", "mul", "div", "sqrt", "trig", "other", "total")
     metavar="NAME",
     multiple=True,
     help="With --ops: derive the per-frame kernels for this frame or body only "
-    "(repeatable; default: every named frame, or the leaf bodies).",
+    "(repeatable; 'all': every frame; default: the tips, see docs/api.md).",
 )
 @click.option(
     "--kernels",
@@ -101,6 +210,7 @@ OP_COLUMNS = ("add", "mul", "div", "sqrt", "trig", "other", "total")
     help="With --ops: derive only these kernels (comma-separated catalogue names; "
     "default: all of them).",
 )
+@click.option("--lock", "locks", metavar="JOINT[=VALUE]", multiple=True, help=LOCK_HELP)
 def info(
     model_path: str,
     floating_base: bool,
@@ -111,6 +221,7 @@ def info(
     fd_method: str | None,
     frames: tuple[str, ...],
     kernel_list: str | None,
+    locks: tuple[str, ...] = (),
 ) -> None:
     """Describe MODEL (a .urdf, .yaml or .yml file): bodies, joints and their types, nq/nv,
     frames, loop joints, couplings and runtime parameters.
@@ -138,7 +249,8 @@ def info(
             raise SymgenError(f"{given[0]} only applies with --ops")
     _check_choice("--partition", partition, PARTITION_CHOICES)
     _check_choice("--fd-method", fd_method, FD_METHODS)
-    model = load(model_path, floating_base=floating_base)
+    model = load(model_path, floating_base=floating_base, lock=parse_locks(locks))
+    _base_hint(model)
     if not ops:
         click.echo(describe(model))
         if natural:
@@ -150,7 +262,7 @@ def info(
     options = Options(
         partition=partition or "auto",
         forward_dynamics=fd_method or "auto",
-        frames=tuple(frames) if frames else None,
+        frames=_frames_option(model, frames),
     )
     names = list(KERNELS)
     if kernel_list is not None:
@@ -168,6 +280,18 @@ def info(
     click.echo(describe(model))
     click.echo()
     click.echo(_ops_table(kernel_set, counts))
+
+
+def _frames_option(model, frames: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The frames of ``--frame``: None (the default set, :func:`symgen.generate.default_frames`)
+    when not given; ``--frame all`` is every named frame (every body when there is none),
+    unless the model has a frame or body called "all"."""
+    if not frames:
+        return None
+    known = set(model.frame_names) | set(model.body_names) | {model.root}
+    if tuple(frames) == ("all",) and "all" not in known:
+        return tuple(model.frame_names) or tuple(model.body_names)
+    return tuple(frames)
 
 
 def _check_choice(flag: str, value: str | None, allowed: tuple[str, ...]) -> None:
@@ -277,9 +401,12 @@ def _generation_options(command):
         click.option("--fd-method", metavar="auto|aba|ltdl", default=None,
                      help="Method of forward_dynamics (default auto: fewer operations)."),
         click.option("--frame", "frames", metavar="NAME", multiple=True,
-                     help="Frame (or body) of the per-frame kernels; repeatable."),
+                     help="Frame (or body) of the per-frame kernels; repeatable; 'all' for "
+                     "every frame (default: the tips, e.g. feet and tool frames)."),
         click.option("--external-forces", is_flag=True,
                      help="Give inverse and forward dynamics an f_ext input."),
+        click.option("--lock", "locks", metavar="JOINT[=VALUE]", multiple=True,
+                     help=LOCK_HELP),
     ]
     for decorate in reversed(decorators):
         command = decorate(command)
@@ -287,12 +414,12 @@ def _generation_options(command):
 
 
 def _prepare(model_path, floating_base, kernel_list, real, params, partition, fd_method,
-             frames, external_forces):
+             frames, external_forces, locks=()):
     """Load the model and derive its kernels (one progress line per program on stderr)."""
     _check_choice("--real", real, ("double", "float"))
     _check_choice("--partition", partition, PARTITION_CHOICES)
     _check_choice("--fd-method", fd_method, FD_METHODS)
-    model = load(model_path, floating_base=floating_base)
+    model = load(model_path, floating_base=floating_base, lock=parse_locks(locks))
     if params:
         model = model.keep_parameters(list(params))
     names = None
@@ -303,7 +430,7 @@ def _prepare(model_path, floating_base, kernel_list, real, params, partition, fd
     options = Options(
         partition=partition or "auto",
         forward_dynamics=fd_method or "auto",
-        frames=tuple(frames) if frames else None,
+        frames=_frames_option(model, frames),
         external_forces=external_forces,
     )
     return _derive_with_progress(model, names, options)
@@ -314,12 +441,14 @@ def _prepare(model_path, floating_base, kernel_list, real, params, partition, fd
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Directory for <prefix>.h and <prefix>.c (created if needed).")
 def generate_command(model_path, floating_base, kernel_list, real, params, prefix, partition,
-                     fd_method, frames, external_forces, out_dir) -> None:
+                     fd_method, frames, external_forces, out_dir, locks=()) -> None:
     """Generate the C kernels of MODEL into a directory: <prefix>.h (declarations,
     argument sizes, units and conventions) and <prefix>.c. Files are written whole or not at
     all."""
+    _check_prefix(prefix)
     ks = _prepare(model_path, floating_base, kernel_list, real, params, partition, fd_method,
-                  frames, external_forces)
+                  frames, external_forces, locks=locks)
+    _base_hint(ks.model)
     _say("emitting C")
     paths = ks.write(out_dir, real=real, prefix=prefix)
     total = sum(c["total"] for c in ks.op_counts().values())
@@ -333,16 +462,23 @@ def generate_command(model_path, floating_base, kernel_list, real, params, prefi
               help="Random states to compare on.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
 def verify_command(model_path, floating_base, kernel_list, real, params, prefix, partition,
-                   fd_method, frames, external_forces, states, seed) -> None:
+                   fd_method, frames, external_forces, states, seed, locks=()) -> None:
     """Generate and compile the kernels of MODEL, then compare them on random states with
     symgen's numpy reference and, when installed, Pinocchio (and, with --real float, the
     float build with the double one). Prints the worst relative error per kernel and peer;
     exits with code 1 when one exceeds its tolerance (1e-10 for double, 1e-4 for float vs
-    double)."""
-    from .verify import check_compiled, random_states
+    double). Pinocchio's model is its own reading of the URDF (pinocchio.buildModelFromUrdf)
+    when MODEL is a URDF with the same joints and no runtime parameters, so that it covers
+    symgen's reading and lumping of the file too; else one built from symgen's model (the
+    output says which). A Pinocchio failure is reported as a skipped check; the verdict
+    counts the performed checks and names what was skipped."""
+    from .verify import check_verifiable, random_states, verify_compiled
 
+    _check_prefix(prefix)
     ks = _prepare(model_path, floating_base, kernel_list, real, params, partition, fd_method,
-                  frames, external_forces)
+                  frames, external_forces, locks=locks)
+    _base_hint(ks.model)
+    check_verifiable(ks.model)
     _say("compiling (double)")
     lib = ks.compile("double", prefix)
     float_lib = None
@@ -350,23 +486,42 @@ def verify_command(model_path, floating_base, kernel_list, real, params, prefix,
         _say("compiling (float)")
         float_lib = ks.compile("float", prefix)
     _say(f"comparing on {states} random states")
-    checks = check_compiled(lib, random_states(ks, states, seed), float_lib)
+    report = verify_compiled(lib, random_states(ks, states, seed), float_lib)
+    checks = report.checks
     width = max(len(c.program) for c in checks)
     click.echo(f"{'kernel'.ljust(width)}  {'peer':<15}  {'max rel. error':>14}  tolerance")
     for c in checks:
-        mark = "ok" if c.ok else "FAIL"
-        click.echo(f"{c.program.ljust(width)}  {c.peer:<15}  {c.error:14.2e}  {c.tolerance:.0e}"
-                   f"  {mark}")
-    failed = [c for c in checks if not c.ok]
-    peers = sorted({c.peer for c in checks})
-    if failed:
-        click.echo(f"{len(failed)} of {len(checks)} checks FAILED", err=True)
+        error = "-" if c.skipped is not None else f"{c.error:.2e}"
+        click.echo(f"{c.program.ljust(width)}  {c.peer:<15}  {error:>14}  {c.tolerance:.0e}"
+                   f"  {c.status}")
+    for note in report.notes:
+        click.echo(note)
+    if report.failed:
+        click.echo(report.verdict(), err=True)
         sys.exit(1)
-    click.echo(f"all {len(checks)} checks passed ({', '.join(peers)})")
+    click.echo(report.verdict())
+
+
+def _check_prefix(prefix: str | None) -> None:
+    """Reject an invalid ``--prefix`` before any work (:func:`symgen.cnames.check_prefix`)."""
+    if prefix is not None:
+        from .cnames import check_prefix
+
+        check_prefix(prefix)
 
 
 def _say(line: str) -> None:
     click.echo(line, err=True)
+
+
+def _base_hint(model) -> None:
+    """On stderr, a one-line hint when a fixed-base model looks mobile
+    (:func:`symgen.summary.mobile_base_hint`)."""
+    from .summary import mobile_base_hint
+
+    hint = mobile_base_hint(model)
+    if hint:
+        _say(hint)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,8 +1,10 @@
 """C emission: a model's programs as one C99 header and source, through the Jinja2
-templates in ``templates/`` (design.md §4).
+templates in ``symgen/templates/`` (design.md §4).
 
-Every decision is made here: names (every symbol prefixed with the model name), the real
-type, statements, documentation and op counts; the templates hold layout only. The output is
+Every decision is made here: names (every symbol prefixed; model names reach the C only
+through :mod:`symgen.cnames`, escaped in comments and made identifiers), the size macros
+(:attr:`KernelSet.sizes`), the real type, statements, documentation and op counts; the
+templates hold layout only. The output is
 reentrant (no globals, no static state, no heap), takes ``const`` inputs and writes its
 outputs last, and is deterministic: the banner carries the symgen version and a hash of the
 programs and options, never a timestamp, so the same input gives byte-identical files.
@@ -14,13 +16,13 @@ import dataclasses
 import hashlib
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 
 from . import __version__
+from .cnames import c_comment_text, c_identifier, c_name_text, check_prefix, default_prefix
 from .generate import KernelSet
 from .kernels import INPUT_DOCS, KERNELS
 from .model import SymgenError
@@ -28,7 +30,8 @@ from .printing import CPrinter
 from .program import ArraySpec, Program
 
 REALS = ("double", "float")
-TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
+#: The Jinja2 templates, shipped inside the package (package data ``symgen/templates/*.j2``).
+TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 
 OUTPUT_DOCS = {
     "poses": "world pose [R | p] (3x4, row-major) of every body, then every named frame",
@@ -54,25 +57,15 @@ class CSource:
     source: str
 
     def write(self, directory: str | os.PathLike) -> list[Path]:
-        """Write both files into ``directory`` (created if needed). Each file is written to a
-        temporary name first and renamed, so nothing half-written is ever left."""
-        out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
-        umask = os.umask(0)
-        os.umask(umask)
-        paths = []
-        for name, text in ((self.header_name, self.header), (self.source_name, self.source)):
-            fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{name}.", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-                os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 is for the temporary only
-                os.replace(tmp, out / name)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-            paths.append(out / name)
-        return paths
+        """Write both files into ``directory`` (created if needed), together or not at all:
+        both are written to temporaries first, then renamed into place
+        (:func:`symgen.files.write_files_atomically`). A failure raises ``SymgenError``
+        naming the destination file."""
+        from .files import write_files_atomically
+
+        return write_files_atomically(
+            directory, {self.header_name: self.header, self.source_name: self.source}
+        )
 
 
 #: ASCII spellings of the symbols the kernel documentation uses (the C files are ASCII).
@@ -83,23 +76,16 @@ _ASCII = {
 
 
 def ascii_text(text: str) -> str:
-    """``text`` with the documentation's symbols spelled in ASCII."""
+    """``text`` with the documentation's symbols spelled in ASCII and made safe for a C
+    comment (any other character escaped by :func:`symgen.cnames.c_comment_text`)."""
     for symbol, spelling in _ASCII.items():
         text = text.replace(symbol, spelling)
-    if not text.isascii():
-        raise SymgenError(f"no ASCII spelling for a character of {text!r}")
-    return text
-
-
-def c_identifier(name: str) -> str:
-    """``name`` made a lower-case C identifier."""
-    ident = re.sub(r"[^0-9A-Za-z_]", "_", name).lower()
-    return ident if ident and not ident[0].isdigit() else f"m_{ident}"
+    return c_comment_text(text)
 
 
 def _environment() -> jinja2.Environment:
     if not TEMPLATE_DIR.is_dir():
-        raise SymgenError(f"the C templates are missing (looked in {TEMPLATE_DIR.name}/)")
+        raise SymgenError(f"the C templates are missing (looked in {TEMPLATE_DIR})")
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
         undefined=jinja2.StrictUndefined,
@@ -111,7 +97,7 @@ def _environment() -> jinja2.Environment:
 def _argument(direction: str, spec: ArraySpec, doc: str) -> dict:
     shape = "" if len(spec.shape) == 1 else " (" + " x ".join(map(str, spec.shape)) + ")"
     return {"direction": direction, "name": spec.name, "size": spec.size,
-            "shape_note": shape, "doc": doc}
+            "shape_note": shape, "doc": ascii_text(doc)}
 
 
 def _ops_text(program: Program) -> str:
@@ -123,14 +109,17 @@ def _ops_text(program: Program) -> str:
 def _function(ks: KernelSet, name: str, prefix: str, printer: CPrinter) -> dict:
     program = ks[name]
     kernel = ks.kernel_of[name]
-    summary = KERNELS[kernel].summary if kernel in KERNELS else program.doc
+    catalogue = kernel in KERNELS  # tree kernels: the catalogue's argument documentation
+    summary = ascii_text(KERNELS[kernel].summary if catalogue else program.doc)
     if name in ks.frame_of:
-        summary += f" (frame '{ks.frame_of[name]}', {ks.options.jacobian_reference})"
+        frame = c_comment_text(ks.frame_of[name]).replace("'", "\\x27")
+        summary += f" (frame '{frame}', {ks.options.jacobian_reference})"
     if name in ks.choices:
-        summary += f" [{ks.choices[name]}]"
+        summary += f" [{ascii_text(ks.choices[name])}]"
     real = f"{prefix}_real"
-    inputs = [_argument("in ", s, INPUT_DOCS.get(s.name, s.doc)) for s in program.inputs]
-    outputs = [_argument("out", s, OUTPUT_DOCS.get(s.name, s.doc))
+    inputs = [_argument("in ", s, INPUT_DOCS.get(s.name, s.doc) if catalogue else s.doc)
+              for s in program.inputs]
+    outputs = [_argument("out", s, OUTPUT_DOCS.get(s.name, s.doc) if catalogue else s.doc)
                for s in program.output_specs]
     fname = f"{prefix}_{name}"
     params = [f"const {real} {a['name']}[{a['size']}]" for a in inputs]
@@ -144,12 +133,15 @@ def _function(ks: KernelSet, name: str, prefix: str, printer: CPrinter) -> dict:
         for e in exprs:
             used |= {s.name for s in e.symbols()}
     used_arrays = {u.split("[")[0] for u in used if "[" in u}
-    body = [f"const {real} {sym} = {printer(expr)};" for sym, expr in program.assignments]
-    for spec, exprs in program.outputs:
-        body += [f"{spec.name}[{i}] = {printer(e)};" for i, e in enumerate(exprs)]
+    try:
+        body = [f"const {real} {sym} = {printer(expr)};" for sym, expr in program.assignments]
+        for spec, exprs in program.outputs:
+            body += [f"{spec.name}[{i}] = {printer(e)};" for i, e in enumerate(exprs)]
+    except SymgenError as exc:
+        raise SymgenError(f"kernel {name}: {exc}") from None
     return {
         "name": fname,
-        "summary": ascii_text(summary),
+        "summary": summary,
         "arguments": inputs + outputs,
         "ops": _ops_text(program),
         "prototype": f"void {fname}({', '.join(params)})",
@@ -160,6 +152,17 @@ def _function(ks: KernelSet, name: str, prefix: str, printer: CPrinter) -> dict:
 
 
 def _conventions(ks: KernelSet) -> list[str]:
+    """The header's documentation block: conventions, the tree layout when the set has
+    catalogue (tree) kernels, and the kernel set's notes. Names pass through
+    :func:`c_name_text`, notes through :func:`ascii_text`."""
+    tree = any(k in KERNELS for k in ks.kernel_of.values())
+    if not tree:
+        return [
+            "Conventions (docs/conventions.md): SI units; matrices row-major.",
+            "The *_batch functions apply the kernel to `count` consecutive argument sets",
+            "(each argument advances by its own size).",
+            *([""] + [ascii_text(line) for line in ks.notes] if ks.notes else []),
+        ]
     m = ks.model
     lines = [
         "Conventions (docs/conventions.md): SI units; spatial vectors [angular; linear];",
@@ -173,16 +176,19 @@ def _conventions(ks: KernelSet) -> list[str]:
     for j in m.joints:
         qs, vs = m.q_slices[j.name], m.v_slices[j.name]
         lines.append(
-            f"  {j.name} ({j.type.value}): q[{qs.start}:{qs.stop}] v[{vs.start}:{vs.stop}]"
+            f"  {c_name_text(j.name)} ({j.type.value}): q[{qs.start}:{qs.stop}] "
+            f"v[{vs.start}:{vs.stop}]"
         )
-    lines.append("Bodies (rows of f_ext and poses): " + ", ".join(m.body_names))
+    lines.append("Bodies (rows of f_ext and poses): "
+                 + ", ".join(c_name_text(b) for b in m.body_names))
     if m.frame_names:
-        lines.append("Frames (poses rows after the bodies): " + ", ".join(m.frame_names))
+        lines.append("Frames (poses rows after the bodies): "
+                     + ", ".join(c_name_text(f) for f in m.frame_names))
     if m.parameters:
         lines.append("Runtime parameters (params): " + ", ".join(
-            f"{p.name} (default {p.default:g})" for p in m.parameters))
+            f"{c_name_text(p.name)} (default {p.default:g})" for p in m.parameters))
     if ks.notes:
-        lines += ["", *ks.notes]
+        lines += ["", *(ascii_text(line) for line in ks.notes)]
     return lines
 
 
@@ -197,31 +203,70 @@ def content_hash(ks: KernelSet, prefix: str, real: str) -> str:
     return h.hexdigest()
 
 
+def _check_symbols(prefix: str, ks: KernelSet, sizes: list[tuple[str, int, str]]) -> str:
+    """The include guard, after checking that every C symbol of the header is a distinct
+    identifier: a clash raises :class:`SymgenError` naming both owners."""
+    guard = f"{prefix.upper()}_H"
+    owners: dict[str, str] = {f"{prefix}_real": "the real typedef", guard: "the include guard"}
+
+    def claim(symbol: str, owner: str) -> None:
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", symbol) or "__" in symbol:
+            raise SymgenError(f"{owner}: {symbol!r} is not a valid C identifier")
+        if symbol in owners:
+            raise SymgenError(f"{owner} and {owners[symbol]} both get the C name {symbol}")
+        owners[symbol] = owner
+
+    for suffix, _value, _doc in sizes:
+        claim(f"{prefix.upper()}_{suffix}", f"size macro {suffix}")
+    for name in ks.programs:
+        owner = f"kernel {name}" + (f" (frame {ks.frame_of[name]!r})" if name in ks.frame_of
+                                    else "")
+        claim(f"{prefix}_{name}", owner)
+        claim(f"{prefix}_{name}_batch", f"the batch function of {owner}")
+    return guard
+
+
+def _check_text(text: str, what: str) -> str:
+    """The last line of defence: generated C is printable ASCII (tabs allowed) with no
+    trigraph and no backslash-newline."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        bad = next((ch for ch in line if not (" " <= ch <= "~" or ch == "\t")), None)
+        if bad is not None or "??" in line or line.endswith("\\"):
+            detail = f"{bad!r} found" if bad is not None else repr(line[-40:])
+            raise SymgenError(f"internal error: line {number} of the generated {what} is not "
+                              f"safe C text ({detail})")
+    return text
+
+
 def emit_c(ks: KernelSet, prefix: str | None = None, real: str = "double") -> CSource:
-    """C99 header and source for every program of ``ks``."""
+    """C99 header and source for every program of ``ks``.
+
+    ``prefix`` (default: ``ks.prefix``, else :func:`symgen.cnames.default_prefix` of the
+    model name) must be a valid prefix (:func:`symgen.cnames.check_prefix`); it is used as
+    given, never rewritten.
+    """
     if real not in REALS:
         raise SymgenError(f"real must be one of {', '.join(REALS)}, got {real!r}")
-    prefix = c_identifier(prefix or ks.model.name)
+    if prefix is None:
+        prefix = ks.prefix if ks.prefix is not None else default_prefix(ks.model.name)
+    check_prefix(prefix)
+    sizes = [(f"{prefix.upper()}_{suffix}", value, ascii_text(doc))
+             for suffix, value, doc in ks.sizes]
+    guard = _check_symbols(prefix, ks, ks.sizes)
     printer = CPrinter(real)
     functions = [_function(ks, name, prefix, printer) for name in ks.programs]
     digest = content_hash(ks, prefix, real)
+    model_name = c_comment_text(ks.model.name).replace("'", "\\x27")
     banner = (
-        f"/* Generated by symgen {__version__} from model '{ks.model.name}' "
+        f"/* Generated by symgen {__version__} from model '{model_name}' "
         f"({real}). Do not edit.\n"
         f" * Content hash (model, options, programs): sha256:{digest[:32]} */"
     )
-    m = ks.model
-    sizes = [
-        (f"{prefix.upper()}_NQ", m.nq, "length of q"),
-        (f"{prefix.upper()}_NV", m.nv, "length of v, a, tau"),
-        (f"{prefix.upper()}_NBODIES", m.nbodies, "moving bodies (rows of f_ext)"),
-        (f"{prefix.upper()}_NPARAMS", len(m.parameters), "runtime parameters"),
-    ]
     header_name, source_name = f"{prefix}.h", f"{prefix}.c"
     env = _environment()
     context = {
         "banner": banner,
-        "guard": f"{prefix.upper()}_H",
+        "guard": guard,
         "real": real,
         "prefix": prefix,
         "sizes": sizes,
@@ -229,11 +274,9 @@ def emit_c(ks: KernelSet, prefix: str | None = None, real: str = "double") -> CS
         "functions": functions,
         "header": header_name,
     }
-    header = ascii_text(env.get_template("model.h.j2").render(context))
-    source = ascii_text(env.get_template("model.c.j2").render(context))
+    header = _check_text(env.get_template("model.h.j2").render(context), header_name)
+    source = _check_text(env.get_template("model.c.j2").render(context), source_name)
     return CSource(prefix, header_name, source_name, header, source)
 
 
 __all__ = ["CSource", "OUTPUT_DOCS", "REALS", "c_identifier", "content_hash", "emit_c"]
-
-

@@ -8,17 +8,18 @@ evaluator. The C emission (templates) and the compiled module come on top of it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .cnames import c_identifier
 from .formulations.kinematics import REFERENCES
 from .formulations.spatial_operators import build_kernel
 from .formulations.tree import SNAP_TOLERANCE, has_partitionable
 from .kernels import DEFAULT_KERNELS, KERNELS
 from .model import Model, SymgenError
+from .moving import require_moving_joint
 from .optimize import optimize
 from .program import Program
 
@@ -34,8 +35,9 @@ class Options:
       ``"auto"`` derives each kernel both ways and keeps the one with fewer operations.
     - ``forward_dynamics``: method of the ``forward_dynamics`` kernel, ``"aba"``
       (articulated body), ``"ltdl"`` (mass matrix + sparse LᵀDL) or ``"auto"`` (fewer ops).
-    - ``frames``: frames (or bodies) of the per-frame kernels; default: every named frame,
-      or the leaf bodies if there is none. forward_kinematics reports every body and frame.
+    - ``frames``: frames (or bodies) of the per-frame kernels; default: the tips of the
+      model (:func:`default_frames`); ``tuple(model.frame_names)`` for every frame.
+      forward_kinematics reports every body and frame.
     - ``jacobian_reference``: ``"local_world_aligned"``, ``"local"`` or ``"world"``.
     - ``external_forces``: give inverse and forward dynamics an ``f_ext`` input.
     - ``cse``: run common-subexpression elimination.
@@ -80,6 +82,10 @@ class KernelSet:
     alternatives: dict[str, dict[str, int]] = field(default_factory=dict)
     pose_names: tuple[str, ...] = ()
     notes: list[str] = field(default_factory=list)
+    #: Size macros of the header, ``(suffix, value, doc)``: ``#define <PREFIX>_<suffix> value``.
+    sizes: list[tuple[str, int, str]] = field(default_factory=list)
+    #: Default C prefix (None: from the model name, :func:`symgen.cnames.default_prefix`).
+    prefix: str | None = None
 
     def __getitem__(self, name: str) -> Program:
         try:
@@ -118,18 +124,94 @@ class KernelSet:
 
 
 def program_name(kernel: str, frame: str | None = None) -> str:
-    """``kernel`` or, for a per-frame kernel, ``kernel_<frame>`` made a C identifier."""
+    """``kernel`` or, for a per-frame kernel, ``kernel_<frame>`` with the frame name made a
+    C identifier fragment (:func:`symgen.cnames.c_identifier`). :func:`generate` adds a
+    suffix when two programs would get the same name (see :func:`assign_program_names`)."""
     if frame is None:
         return kernel
-    return f"{kernel}_{re.sub(r'[^0-9A-Za-z_]', '_', frame)}"
+    return f"{kernel}_{c_identifier(frame)}"
+
+
+def assign_program_names(
+    targets: Sequence[tuple[str, str | None]],
+) -> dict[tuple[str, str | None], str]:
+    """Distinct program names for ``(kernel, frame)`` targets.
+
+    Each program also owns ``<name>_batch`` (its C batch wrapper). Kernels without a frame
+    keep their catalogue names; then per-frame programs whose frame name is already a C
+    identifier fragment, then the others, in the order given, get :func:`program_name`, or,
+    when that (or its ``_batch``) is taken, the first free ``<name>_2``, ``<name>_3``, ...
+    (frames ``tool_1`` and ``tool-1``: ``frame_jacobian_tool_1`` and
+    ``frame_jacobian_tool_1_2``; ``tip`` and ``tip_batch``: ``frame_jacobian_tip`` and
+    ``frame_jacobian_tip_batch_2``).
+    """
+    taken: set[str] = set()
+    names: dict[tuple[str, str | None], str] = {}
+
+    def exact(target: tuple[str, str | None]) -> bool:
+        return target[1] is None or c_identifier(target[1]) == target[1]
+
+    order = [t for t in targets if t[1] is None]
+    order += [t for t in targets if t[1] is not None and exact(t)]
+    order += [t for t in targets if not exact(t)]
+    for target in order:
+        base = program_name(*target)
+        name, n = base, 2
+        while name in taken or f"{name}_batch" in taken:
+            name, n = f"{base}_{n}", n + 1
+        taken |= {name, f"{name}_batch"}
+        names[target] = name
+    return names
+
+
+def tree_sizes(model: Model) -> list[tuple[str, int, str]]:
+    """The size macros of a tree kernel set (:attr:`KernelSet.sizes`)."""
+    return [
+        ("NQ", model.nq, "length of q"),
+        ("NV", model.nv, "length of v, a, tau"),
+        ("NBODIES", model.nbodies, "moving bodies (rows of f_ext)"),
+        ("NPARAMS", len(model.parameters), "runtime parameters"),
+    ]
 
 
 def default_frames(model: Model) -> tuple[str, ...]:
-    """Every named frame, or the leaf bodies when the model has none."""
-    if model.frames:
-        return tuple(model.frame_names)
-    leaves = [b.name for i, b in enumerate(model.bodies) if not model.children(i)]
-    return tuple(leaves)
+    """The frames of the per-frame kernels when none are given: the tips a user acts through.
+
+    - every declared frame (YAML ``frames:``, :meth:`ModelBuilder.frame`);
+    - for each leaf body of the moving tree (a body no joint carries further): the links
+      merged into it that end the description's tree (:attr:`Frame.leaf`: feet, soles,
+      ``tool0``), or its declared frames; when it has none, the tree-ending links of its
+      nearest moving ancestor that has some (the Panda's ``panda_hand_tcp`` sits on link 7,
+      above the finger bodies); else the leaf body itself;
+    - never a frame fixed on the root (its Jacobian is zero).
+
+    Frames first, in model order, then bodies. For every frame:
+    ``Options(frames=tuple(model.frame_names))`` or ``--frame all``.
+    """
+    on_root = {f.name for f in model.frames if f.body == model.root}
+    declared = [f for f in model.frames if not f.link and f.name not in on_root]
+    chosen = {f.name for f in declared}
+    ends: dict[str, list[str]] = {}  # body -> links merged into it that end the tree
+    for f in model.frames:
+        if f.link and f.leaf and f.name not in on_root:
+            ends.setdefault(f.body, []).append(f.name)
+    own = {f.body for f in declared} | set(ends)
+    bodies: set[str] = set()
+    for i, body in enumerate(model.bodies):
+        if model.children(i) or body.name in own:
+            continue
+        k = model.parents[i]
+        while k >= 0 and model.bodies[k].name not in ends:
+            k = model.parents[k]
+        if k >= 0:
+            chosen.update(ends[model.bodies[k].name])
+        else:
+            bodies.add(body.name)
+    for name, links in ends.items():
+        if not model.children(model.body_index(name)):
+            chosen.update(links)
+    frames = [f.name for f in model.frames if f.name in chosen]
+    return tuple(frames + [b.name for b in model.bodies if b.name in bodies])
 
 
 def _check_kernels(kernels: Iterable[str]) -> list[str]:
@@ -159,21 +241,29 @@ def generate(
 
     ``progress`` is called with one line per derived program.
     """
+    require_moving_joint(model)
     options = options or Options()
     options.check()
     names = _check_kernels(kernels if kernels is not None else DEFAULT_KERNELS)
     frames = tuple(options.frames) if options.frames is not None else default_frames(model)
     _check_frames(model, frames)
+    frames = tuple(dict.fromkeys(frames))  # a frame named twice gives one program
     pose_names = tuple(model.body_names) + tuple(model.frame_names)
-    out = KernelSet(model, options, pose_names=pose_names)
+    out = KernelSet(model, options, pose_names=pose_names, sizes=tree_sizes(model))
     say = progress or (lambda _msg: None)
     targets = [
         (kernel, frame)
-        for kernel in names
+        for kernel in dict.fromkeys(names)
         for frame in (list(frames) if KERNELS[kernel].per_frame else [None])
     ]
+    program_names = assign_program_names(targets)
+    renamed = [(program_names[t], t[1]) for t in targets
+               if program_names[t] != program_name(*t)]
+    if renamed:
+        out.notes.append("Kernel names with a suffix (two names were equal as C identifiers):")
+        out.notes += [f"  {name}: frame {frame!r}" for name, frame in renamed]
     for i, (kernel, frame) in enumerate(targets, start=1):
-        name = program_name(kernel, frame)
+        name = program_names[kernel, frame]
         say(f"[{i}/{len(targets)}] deriving {name}")
         program, choice, alternatives = _derive(model, kernel, frame, name, options, pose_names)
         out.programs[name] = program
@@ -251,7 +341,9 @@ __all__ = [
     "KernelSet",
     "Options",
     "PARTITION_CHOICES",
+    "assign_program_names",
     "default_frames",
     "generate",
     "program_name",
+    "tree_sizes",
 ]

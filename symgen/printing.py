@@ -3,12 +3,19 @@
 Sums print as ``a - 2.5*b + c``, products as ``a*b/(c*d)``, integer powers as repeated
 products, ``sin``/``cos``/``sqrt`` as calls (``math.sin`` in Python; ``sinf`` in C with
 ``float``), and a :class:`~symgen.expr.Select` as a conditional expression. Number literals
-round-trip exactly (``repr`` of the double; C float literals get an ``f`` suffix).
+round-trip exactly (``repr`` of the double; a C float literal is the shortest decimal of the
+value rounded to float, with an ``f`` suffix). The C printer never prints a non-finite number
+or a float literal outside float's range: it raises :class:`~symgen.model.SymgenError`.
 """
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from .expr import Add, Call, Expr, Less, Mul, Num, Select, Sym
+from .model import SymgenError
 
 
 class Printer:
@@ -97,7 +104,22 @@ class CPrinter(Printer):
         self.real = real
 
     def number(self, value: float) -> str:
-        text = repr(value)
+        """A C literal of ``value``: ``repr`` of the double (``2.0``, ``1e-300``), or for
+        ``float`` the shortest decimal of the value rounded to float (IEEE binary32) with an
+        ``f`` suffix. A value that underflows float prints as ``0.0f`` (what the float
+        arithmetic would hold; gcc warns on a literal truncated to zero). A non-finite value,
+        or one beyond float's range in a float kernel, raises :class:`SymgenError`."""
+        if not math.isfinite(value):
+            raise SymgenError(f"the number {value!r} is not finite and has no C literal")
+        if self.real == "float":
+            with np.errstate(over="ignore"):
+                single = np.float32(value)
+            if not np.isfinite(single):
+                raise SymgenError(f"the number {value!r} exceeds the range of float "
+                                  "(generate with real='double')")
+            text = str(single)  # numpy: the shortest decimal that rounds to ``single``
+        else:
+            text = repr(value)
         if "e" not in text and "." not in text:
             text += ".0"
         return text + ("f" if self.real == "float" else "")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import Model
+from .model import JointType, Model
 from .model.scalars import is_symbolic
 
 
@@ -21,6 +21,7 @@ def describe(model: Model) -> str:
     lines = [
         f"model      {model.name}" + (f"  ({model.source})" if model.source else ""),
         f"root       {model.root}",
+        f"base       {base_description(model)}",
         f"nq, nv     {model.nq}, {model.nv}",
         f"gravity    {_vec(model.gravity)} m/s^2",
     ]
@@ -53,6 +54,18 @@ def describe(model: Model) -> str:
     lines.append(f"loop joints ({len(model.loop_joints)})")
     for joint in model.loop_joints:
         lines.append(f"  {joint.name:<28} {joint.type.value:<12} {joint.parent} -> {joint.child}")
+    if model.locks:
+        lines.append("")
+        lines.append(f"locked joints ({len(model.locks)}, fixed at these values and lumped)")
+        for lock in model.locks:
+            via = f"  (by coupling to {lock.master})" if lock.master else ""
+            lines.append(f"  {lock.name:<28} {_vec(lock.values)}{via}")
+    if model.has_armature:
+        lines.append("")
+        lines.append("armature [kg m^2 or kg per velocity coordinate]")
+        for joint in model.joints:
+            if joint.armature:
+                lines.append(f"  {joint.name:<28} {_vec(joint.armature_values)}")
     if model.couplings:
         lines.append("")
         lines.append(f"couplings ({len(model.couplings)})")
@@ -70,3 +83,46 @@ def _span(s: slice) -> str:
     if s.stop - s.start == 1:
         return str(s.start)
     return f"{s.start}:{s.stop}"
+
+
+def free_base_joint(model: Model):
+    """The free joint attaching a body to the root (``--floating-base``), or None."""
+    for joint in model.joints:
+        if joint.type is JointType.FREE and joint.parent == model.root:
+            return joint
+    return None
+
+
+def base_description(model: Model) -> str:
+    """Whether the base is fixed or floating, and how to change it (one line)."""
+    joint = free_base_joint(model)
+    if joint is not None:
+        return (f"floating: free joint {joint.name!r} attaches {joint.child!r} to "
+                f"{model.root!r}")
+    return (f"fixed: root {model.root!r} is welded to the world; use --floating-base to "
+            f"attach it by a free joint")
+
+
+def mobile_base_hint(model: Model) -> str | None:
+    """A one-line hint when a fixed-base model looks like a free-moving robot, else None.
+
+    The rule: the base is fixed, and either nothing moves (nv = 0: a lone body such as a
+    quadrotor) or the root carries two or more limbs, a limb being a chain of at least two
+    moving bodies (legs of a legged robot or humanoid). Arms mounted on a fixed root (one
+    limb) get no hint; a torso with two arms or a hand with fingers get it, which is why it
+    is worded as a question of use.
+    """
+    if free_base_joint(model) is not None:
+        return None
+    if model.nv == 0:
+        return (f"hint: model {model.name!r} has no moving joint; if {model.root!r} is a "
+                f"free-flying body, use --floating-base")
+
+    def depth(i: int) -> int:
+        return 1 + max((depth(c) for c in model.children(i)), default=0)
+
+    limbs = [i for i, parent in enumerate(model.parents) if parent < 0 and depth(i) >= 2]
+    if len(limbs) < 2:
+        return None
+    return (f"hint: the base is fixed, and root {model.root!r} carries {len(limbs)} limbs; "
+            f"if the robot moves freely (legged, humanoid, flying), use --floating-base")

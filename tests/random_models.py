@@ -125,8 +125,8 @@ def random_spec(
     return spec
 
 
-def build(spec: dict) -> Model:
-    """The symgen model of a :func:`random_spec` description."""
+def builder(spec: dict) -> ModelBuilder:
+    """A :class:`ModelBuilder` holding a :func:`random_spec` description (not yet built)."""
     b = ModelBuilder(spec["name"], root=spec["root"], gravity=spec["gravity"])
     for body in spec["bodies"]:
         b.body(**body)
@@ -134,7 +134,12 @@ def build(spec: dict) -> Model:
         b.joint(**joint)
     for frame in spec["frames"]:
         b.frame(**frame)
-    return b.build()
+    return b
+
+
+def build(spec: dict) -> Model:
+    """The symgen model of a :func:`random_spec` description."""
+    return builder(spec).build()
 
 
 def random_model(seed: int, **options) -> Model:

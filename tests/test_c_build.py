@@ -9,6 +9,8 @@ import re
 import shutil
 import subprocess
 import sys
+import time
+import warnings
 from functools import cache
 from pathlib import Path
 
@@ -157,7 +159,8 @@ def test_batch_form_equals_single_calls_and_broadcasts():
 def test_wrapper_errors_are_clear():
     lib = compile_kernels(kernel_sets()["panda"])
     nv = lib.kernel_set.model.nv
-    with pytest.raises(ValueError, match=r"q must have shape \(9,\)"):
+    with pytest.raises(ValueError, match=r"^mass_matrix: q must have shape \(9,\) for one call or "
+                       r"\(n, 9\) for a batch of n, got shape \(10,\)$"):
         lib.mass_matrix(np.zeros(nv + 1))
     with pytest.raises(TypeError, match="real numeric array"):
         lib.mass_matrix(np.zeros(nv, dtype=complex))
@@ -167,11 +170,16 @@ def test_wrapper_errors_are_clear():
         lib.mass_matrix(q=np.zeros(nv), x=1)
     with pytest.raises(ValueError, match="batch sizes differ"):
         lib.bias_forces(np.zeros((2, nv)), np.zeros((3, nv)))
+    nb = lib.kernel_set.model.nbodies
+    with pytest.raises(ValueError, match=rf"f_ext must have shape \({nb}, 6\) for one call "
+                                         rf"or \(n, {nb}, 6\) for a batch of n, got shape "
+                                         rf"\(3, 6\)"):
+        lib.forward_dynamics(np.zeros(nv), np.zeros(nv), np.zeros(nv), np.zeros((3, 6)))
     with pytest.raises(symgen.SymgenError, match="no compiled kernel 'nope'"):
         lib["nope"]
 
 
-def test_missing_or_failing_compiler_is_a_clear_error(monkeypatch, tmp_path):
+def test_missing_or_failing_compiler_is_a_clear_error(monkeypatch, tmp_path, capfd):
     ks = symgen.generate(random_model(2), ["gravity_forces"])
     monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path / "fresh"))
     monkeypatch.setenv("CC", "no-such-compiler-xyz")
@@ -184,30 +192,12 @@ def test_missing_or_failing_compiler_is_a_clear_error(monkeypatch, tmp_path):
     with pytest.raises(symgen.SymgenError, match="compiling .* failed"):
         compile_kernels(ks)
     assert not list((tmp_path / "fresh").glob("*/"))  # nothing half-built left in the cache
-
-
-BUILD_SCRIPT = """
-import sys
-sys.path.insert(0, "tests")
-from random_models import random_model
-import symgen
-from symgen.build import compile_kernels
-lib = compile_kernels(symgen.generate(random_model(5), ["mass_matrix"]))
-print(lib.mass_matrix([0.0] * lib.kernel_set.model.nq).shape)
-"""
-
-
-def test_concurrent_builds_share_one_cache_entry(tmp_path):
-    env = dict(os.environ, SYMGEN_CACHE_DIR=str(tmp_path / "shared"))
-    root = Path(__file__).resolve().parent.parent
-    procs = [subprocess.Popen([sys.executable, "-c", BUILD_SCRIPT], cwd=root, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(3)]
-    results = [p.communicate(timeout=300) for p in procs]
-    assert all(p.returncode == 0 for p in procs), results
-    entries = [p for p in (tmp_path / "shared").iterdir() if not p.name.startswith(".")]
-    assert len(entries) == 1
-    assert not [p for p in (tmp_path / "shared").iterdir() if p.name.startswith(".build-")]
+    assert capfd.readouterr() == ("", "")  # the compiler's output goes into the error only
+    fake.write_text("#!/bin/sh\necho 'fake cc 2.0'\necho 'k.c:1:2: error: no way' >&2\n"
+                    "echo 'one more line' >&2\nexit 1\n")
+    with pytest.raises(symgen.SymgenError, match=r"^compiling \S+\.c failed: k.c:1:2: error: "
+                                                 r"no way$"):
+        compile_kernels(ks)
 
 
 def test_cache_dir_follows_the_environment(monkeypatch, tmp_path):
@@ -216,3 +206,198 @@ def test_cache_dir_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("SYMGEN_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert cache_dir() == tmp_path / "xdg" / "symgen"
+
+
+# --- cache hygiene, explicit batching, float range, nv = 0 (issue 11, items 6, 8, 9) ---
+
+EXAMPLE_MODELS = Path(__file__).resolve().parent.parent / "examples" / "models"
+QUICK = ("-O0", "-std=c99")
+
+
+@cache
+def chain_set() -> symgen.KernelSet:
+    from symgen.robots import spatial_chain
+
+    return symgen.generate(spatial_chain(2), ["mass_matrix"])
+
+
+def chain_matches_reference(lib) -> None:
+    q = np.array([0.3, -1.1])
+    np.testing.assert_allclose(lib.mass_matrix(q), ref.mass_matrix(lib.kernel_set.model, q),
+                               rtol=1e-12, atol=1e-14)
+
+
+def test_cache_key_does_not_depend_on_the_cache_location(monkeypatch, tmp_path):
+    """Built in two caches, the entry has the same name; an entry moved to another cache
+    loads there (the compiler is not run again) and computes the right thing."""
+    from symgen import build
+
+    ks = chain_set()
+    for name in ("a", "b"):
+        monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path / name))
+        chain_matches_reference(compile_kernels(ks, flags=QUICK))
+    (entry,) = [p.name for p in (tmp_path / "a").iterdir()]
+    assert [p.name for p in (tmp_path / "b").iterdir()] == [entry]
+    shutil.move(tmp_path / "a" / entry, tmp_path / "moved" / entry)
+
+    def no_compiler(*args):
+        raise AssertionError("rebuilt although the entry is in the cache")
+
+    monkeypatch.setattr(build, "_compile", no_compiler)
+    monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path / "moved"))
+    chain_matches_reference(compile_kernels(ks, flags=QUICK))
+
+
+def test_damaged_cache_entry_is_rebuilt(monkeypatch, tmp_path):
+    monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path))
+    compile_kernels(chain_set(), flags=QUICK)
+    (entry,) = tmp_path.iterdir()
+    for so in entry.glob("*.so"):
+        so.unlink()
+    chain_matches_reference(compile_kernels(chain_set(), flags=QUICK))
+    assert len(list(entry.glob("*.so"))) == 1 and len(list(tmp_path.iterdir())) == 1
+
+
+def test_unusable_cache_is_a_clear_error(monkeypatch, tmp_path):
+    """A cache under a regular file (fails for root too) or in a read-only directory is a
+    SymgenError naming the directory and SYMGEN_CACHE_DIR, not a bare OSError."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("SYMGEN_CACHE_DIR", str(blocker / "cache"))
+    with pytest.raises(symgen.SymgenError,
+                       match=rf"cannot use the kernel cache {re.escape(str(blocker))}/cache: "
+                             r".*; set SYMGEN_CACHE_DIR to a writable directory"):
+        compile_kernels(chain_set(), flags=QUICK)
+    if os.name == "posix" and os.geteuid() == 0:
+        return  # root writes into read-only directories
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o555)
+    try:
+        monkeypatch.setenv("SYMGEN_CACHE_DIR", str(locked))
+        with pytest.raises(symgen.SymgenError, match="set SYMGEN_CACHE_DIR"):
+            compile_kernels(chain_set(), flags=QUICK)
+    finally:
+        locked.chmod(0o755)
+
+
+def test_stale_build_directories_are_removed_and_live_ones_kept(monkeypatch, tmp_path):
+    """Left by killed builds: a directory of a dead process on this host, and any older than
+    STALE_AFTER; a recent one of a live process, or of another host, stays."""
+    from symgen import build
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    host = build._host_tag()
+    stale = [tmp_path / f".build-{host}-{gone.pid}-dead1234", tmp_path / ".build-oldstyle"]
+    live = [tmp_path / f".build-{host}-{os.getpid()}-live1234",
+            tmp_path / f".build-0123abcd-{gone.pid}-otherhost"]
+    for path in stale + live:
+        path.mkdir()
+        (path / "part.c").write_text("int x;\n")
+    old = time.time() - build.STALE_AFTER - 60
+    os.utime(tmp_path / ".build-oldstyle", (old, old))
+    monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path))
+    compile_kernels(chain_set(), flags=QUICK)  # a build cleans up before it starts
+    assert all(not p.exists() for p in stale)
+    assert all(p.is_dir() for p in live)
+    assert build.clean_stale_builds(tmp_path) == []
+
+
+def test_batching_is_explicit_on_a_one_parameter_model():
+    """The double pendulum has one runtime parameter (m_tip): a 1-D params of another length
+    is an error, never a batch; a batch is a leading axis, or one scalar per state."""
+    ks = symgen.generate(symgen.load(EXAMPLE_MODELS / "double_pendulum.yaml"),
+                         ["mass_matrix", "integrate"])
+    lib = compile_kernels(ks, flags=QUICK)
+    model = ks.model
+    rng = np.random.default_rng(11)
+    q, Q = rng.standard_normal(model.nq), rng.standard_normal((3, model.nq))
+    masses = [0.2, 0.5, 1.5]
+
+    def expected(qi, m):
+        return ref.mass_matrix(model, qi, params={"m_tip": m})
+
+    with pytest.raises(ValueError, match=r"^mass_matrix: params must be a scalar or have shape "
+                                         r"\(1,\) for one call, \(n, 1\) or \(n,\) for a "
+                                         r"batch of n, got shape \(3,\)$"):
+        lib.mass_matrix(q, masses)
+    np.testing.assert_allclose(lib.mass_matrix(q, 1.5), expected(q, 1.5), rtol=1e-12)
+    np.testing.assert_allclose(lib.mass_matrix(q, [1.5]), expected(q, 1.5), rtol=1e-12)
+    per_state = lib.mass_matrix(Q, masses)  # one scalar per state of the batch
+    broadcast_q = lib.mass_matrix(q, np.array(masses)[:, None])  # batch from params (3, 1)
+    assert per_state.shape == broadcast_q.shape == (3, model.nv, model.nv)
+    for i in range(3):
+        np.testing.assert_allclose(per_state[i], expected(Q[i], masses[i]), rtol=1e-12)
+        np.testing.assert_allclose(broadcast_q[i], expected(q, masses[i]), rtol=1e-12)
+    with pytest.raises(ValueError, match=r"params must be .*got shape \(2,\)"):
+        lib.mass_matrix(Q, masses[:2])
+    with pytest.raises(ValueError, match=r"q must have shape \(2,\) for one call or \(n, 2\)"):
+        lib.mass_matrix(Q.T)
+    assert lib.mass_matrix(np.zeros((0, model.nq))).shape == (0, model.nv, model.nv)
+    v = rng.standard_normal(model.nv)
+    steps = lib.integrate(Q, v, [0.1, 0.2, 0.3])  # dt per state
+    np.testing.assert_allclose(steps, Q + np.outer([0.1, 0.2, 0.3], v), rtol=1e-14)
+    np.testing.assert_allclose(lib.integrate(q, v, 0.1), q + 0.1 * v, rtol=1e-14)
+
+
+def test_float_build_rejects_values_beyond_the_float_range_without_warnings():
+    ks = chain_set()
+    low = compile_kernels(ks, "float", flags=QUICK)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy RuntimeWarning reaches the caller
+        with pytest.raises(ValueError, match=r"mass_matrix: q has a value beyond the float32 "
+                                             r"range \(\|x\| > 3.4e\+38\)"):
+            low.mass_matrix(np.array([0.0, 1e300]))
+        assert np.isnan(low.mass_matrix(np.array([0.0, np.nan]))).any()  # passes, as in C
+        M = low.mass_matrix(np.array([0.3, -1.1]))
+    M_ref = ref.mass_matrix(ks.model, np.array([0.3, -1.1]))
+    np.testing.assert_allclose(M, M_ref, rtol=1e-5, atol=1e-6)  # float: ~1e-7 relative
+
+
+LONE_BODY = """<robot name="lone">
+  <link name="base"><inertial><mass value="1.0"/>
+    <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>
+</robot>
+"""
+
+
+def test_model_without_moving_joint_is_a_clear_error(tmp_path):
+    """nv = 0 (a lone body read without a floating base) is a ModelError with a hint, from
+    the Python API and from `symgen verify`; with a floating base it compiles."""
+    from click.testing import CliRunner
+
+    from symgen.cli import main
+    from symgen.moving import require_moving_joint
+
+    path = tmp_path / "lone.urdf"
+    path.write_text(LONE_BODY)
+    model = symgen.load(path)
+    assert model.nv == 0
+    hint = r"no moving joint \(nv = 0\).*use --floating-base"
+    with pytest.raises(symgen.ModelError, match=hint):
+        require_moving_joint(model)
+    with pytest.raises(symgen.ModelError, match=hint):
+        compile_kernels(symgen.KernelSet(model, symgen.Options()), flags=QUICK)
+    result = CliRunner().invoke(main, ["verify", str(path)])
+    assert result.exit_code == 2
+    errors = [line for line in result.output.splitlines() if line.startswith("symgen: error:")]
+    assert len(errors) == 1 and "no moving joint" in errors[0], result.output
+    assert "--floating-base" in errors[0] and "Traceback" not in result.output
+    floating = symgen.load(path, floating_base=True)
+    lib = compile_kernels(symgen.generate(floating, ["mass_matrix"]), flags=QUICK)
+    M = lib.mass_matrix(ref.neutral_configuration(floating))
+    np.testing.assert_allclose(np.diag(M), [0.1, 0.1, 0.1, 1.0, 1.0, 1.0], atol=1e-12)
+
+
+def test_compile_error_is_one_line_from_the_compiler(monkeypatch, tmp_path, capfd):
+    """A real gcc error (a header forced in by the flags): its first error line, without the
+    deleted build directory, and nothing printed."""
+    monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path / "cache"))
+    bad = tmp_path / "bad.h"
+    bad.write_text("#error deliberately broken\n")
+    with pytest.raises(symgen.SymgenError, match=r"^compiling chain2\.c failed: \S*bad\.h:1:2: "
+                                                 r"error: #error deliberately broken$") as info:
+        compile_kernels(chain_set(), flags=(*QUICK, "-include", str(bad)))
+    assert ".build-" not in str(info.value)
+    assert capfd.readouterr() == ("", "")
+    assert list((tmp_path / "cache").iterdir()) == []

@@ -182,3 +182,103 @@ def test_info_ops_bad_option_is_one_line_exit_2(args, needle):
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], result.output
     assert "Traceback" not in result.output
+
+
+# ---------------------------------------------------------------------- error handling (issue 11)
+def _raise(exc: BaseException):
+    def fail(*args, **kwargs):
+        raise exc
+
+    return fail
+
+
+def test_internal_error_is_one_line_exit_3(monkeypatch):
+    monkeypatch.delenv("SYMGEN_DEBUG", raising=False)
+    monkeypatch.setattr("symgen.cli.load", _raise(ValueError("boom\nsecond line")))
+    result = run_split("info", PENDULUM)
+    assert result.exit_code == 3, result.output
+    assert result.stderr == (
+        "symgen: internal error: ValueError: boom second line "
+        "(run with --debug or SYMGEN_DEBUG=1 for the traceback)\n"
+    )
+    assert result.stdout == ""
+
+
+def test_internal_error_message_is_shortened(monkeypatch):
+    monkeypatch.delenv("SYMGEN_DEBUG", raising=False)
+    monkeypatch.setattr("symgen.cli.load", _raise(RuntimeError("x" * 10000)))
+    result = run_split("info", PENDULUM)
+    assert result.exit_code == 3
+    assert len(result.stderr) < 500 and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("how", ["flag", "env"])
+def test_debug_shows_the_traceback(monkeypatch, how):
+    monkeypatch.setattr("symgen.cli.load", _raise(ValueError("boom")))
+    if how == "env":
+        monkeypatch.setenv("SYMGEN_DEBUG", "1")
+        result = run_split("info", PENDULUM)
+    else:
+        monkeypatch.delenv("SYMGEN_DEBUG", raising=False)
+        result = run_split("--debug", "info", PENDULUM)
+    assert result.exit_code == 3
+    assert "Traceback (most recent call last)" in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("symgen: internal error: ValueError")
+
+
+def test_debug_with_a_user_error_keeps_exit_2(monkeypatch, tmp_path):
+    monkeypatch.delenv("SYMGEN_DEBUG", raising=False)
+    result = run_split("--debug", "info", str(tmp_path / "nope.urdf"))
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines()[-1].startswith("symgen: error: ")
+
+
+def test_keyboard_interrupt_is_one_line_exit_130(monkeypatch):
+    monkeypatch.setattr("symgen.cli.load", _raise(KeyboardInterrupt()))
+    result = run_split("info", PENDULUM)
+    assert result.exit_code == 130
+    assert result.stderr == "symgen: interrupted\n"
+
+
+def test_os_error_of_a_rename_names_the_destination(monkeypatch):
+    error = PermissionError(13, "Permission denied", "out/.m.h.x1y2.tmp", None, "out/m.h")
+    monkeypatch.setattr("symgen.cli.load", _raise(error))
+    result = run_split("info", PENDULUM)
+    assert result.exit_code == 2
+    assert result.stderr == "symgen: error: out/m.h: Permission denied\n"
+
+
+def test_os_error_without_a_file_name(monkeypatch):
+    monkeypatch.setattr("symgen.cli.load", _raise(OSError(28, "No space left on device")))
+    result = run_split("info", PENDULUM)
+    assert result.exit_code == 2
+    assert result.stderr == "symgen: error: No space left on device\n"
+
+
+def test_usage_errors_are_still_clicks(tmp_path):
+    result = run_split("info")
+    assert result.exit_code == 2 and "Missing argument" in result.stderr
+    assert run_split("--help").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (b"name: a\x07b\n", "invalid YAML"),
+        (b"a: " + b"[" * 250 + b"]" * 250 + b"\n", "nested more than 64 levels"),
+        (b"bodies:\n  - {name: b, mass: \"" + b"+".join([b"1"] * 2000) + b"\"}\n", "too long"),
+        (b"bodies:\n  - {name: b, mass: \"" + b"-" * 1000 + b"1\"}\n", "too long"),
+        (b"parameters: {m: 1}\nbodies:\n  - {name: b, mass: \"sqrt($m - 2)\"}\n",
+         "not a real number"),
+        (b"bodies:\n  - {name: b, mass: 1, inertia: [1e308, 1e308, 1e308]}\n"
+         b"joints:\n  - {name: j, type: revolute, parent: ground, child: b}\n", "too large"),
+    ],
+)
+@pytest.mark.filterwarnings("error")
+def test_issue_11_reproducers_are_one_line_exit_2(tmp_path, content, needle):
+    path = tmp_path / "bad.yaml"
+    path.write_bytes(content)
+    result = run_split("info", str(path))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and needle in result.stderr, result.stderr
+    assert result.stderr.startswith(f"symgen: error: {path}:")

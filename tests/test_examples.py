@@ -39,6 +39,7 @@ def test_reference_check(tmp_path, robot):
     assert "passed" in out
 
 
+@pytest.mark.slow  # about 35 s: four mechanisms generated, compiled and simulated
 def test_natural_mechanisms(tmp_path):
     out = run_example(tmp_path, "natural_mechanisms.py", "--duration", "0.2")
     for name, dof in (("four_bar", 1), ("slider_crank", 1), ("rssr", 2), ("double_pendulum", 2)):

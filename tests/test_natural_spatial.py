@@ -7,6 +7,7 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
+import pytest
 
 import symgen
 from symgen import reference as ref
@@ -79,6 +80,7 @@ def lie_rk4(model, q, v, duration, h, every):
     return out
 
 
+@pytest.mark.slow  # about 70 s: a 2 s simulation of the spatial R-S-R chain
 def test_open_chain_matches_spatial_operator_dynamics(monkeypatch, tmp_path):
     """2 s from a generic state: revolute angles and the spherical joint's relative
     rotation from the natural-coordinate step (h = 50 µs, 2 Newton iterations) agree with

@@ -212,6 +212,7 @@ def spatial_chain():
     return b.build()
 
 
+@pytest.mark.slow  # about 40 s of reference RK4
 def test_energy_is_conserved_by_a_swinging_spatial_chain():
     model = spatial_chain()
     q0, v0 = np.array([0.3, 0.9, -0.4, 0.7]), np.array([1.0, -0.5, 2.0, 0.3])

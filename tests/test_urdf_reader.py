@@ -526,3 +526,81 @@ def test_sweep_of_example_robot_data_raises_only_model_errors():
             except ModelError as exc:
                 assert str(exc).startswith(str(path)), exc
     assert loaded >= 80
+
+
+# ---------------------------------------------------------------------- hostile input (issue 11)
+HOSTILE = """
+<robot name="r">
+  <link name="base"/>
+  <link name="a">
+    <inertial>
+      <mass value="MASS"/><origin xyz="COM"/>
+      <inertia ixx="I" iyy="I" izz="I" ixy="0" ixz="0" iyz="0"/>
+    </inertial>
+  </link>
+  <joint name="j" type="revolute">
+    <parent link="base"/><child link="a"/><axis xyz="AXIS"/>
+  </joint>
+</robot>
+"""
+
+
+def hostile_urdf(tmp_path, mass="1", com="0 0 0", inertia="1", axis="0 0 1"):
+    text = HOSTILE.replace("MASS", mass).replace("COM", com).replace('"I"', f'"{inertia}"')
+    return write(tmp_path, text.replace("AXIS", axis), name="r.urdf")
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize(
+    ("kwargs", "pattern", "needle"),
+    [
+        ({"mass": "nan"}, r"link 'a': <mass value='nan'> is not a finite number", "<mass"),
+        ({"mass": "1e400"}, r"link 'a': <mass value='1e400'> is not a finite number", "<mass"),
+        ({"com": "0 -inf 0"}, r"<origin xyz='0 -inf 0'> is not 3 finite numbers", "<mass"),
+        ({"mass": "x" * 5000}, r"<mass value='xxxx.*'\.\.\.> is not a number", "<mass"),
+        ({"inertia": "1e308"}, r"body 'a': rotational inertia is too large", '<link name="a"'),
+        ({"mass": "1e200", "com": "1e60 0 0"}, r"body 'a': mass x squared distance",
+         '<link name="a"'),
+    ],
+)
+def test_bad_numbers_are_one_line_errors_at_their_line(tmp_path, kwargs, pattern, needle):
+    path = hostile_urdf(tmp_path, **kwargs)
+    with pytest.raises(ModelError, match=pattern) as err:
+        load(path)
+    message = str(err.value)
+    assert "\n" not in message and len(message) < 300, message
+    assert message.startswith(f"{path}:{line_of(path, needle)}: "), message
+
+
+@pytest.mark.filterwarnings("error")
+def test_huge_axis_is_normalised(tmp_path):
+    # issue 11: <axis xyz="1e200 0 0"> normalised to (0, 0, 0) and gave M = 0
+    model = load(hostile_urdf(tmp_path, axis="1e200 0 0"))
+    assert model.joints[0].axis == (1.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "pattern"),
+    [
+        ('<robot name="r\x07"><link name="a"/></robot>', r":1: malformed XML: not well-formed"),
+        # an entity "billion laughs" is stopped by expat's amplification limit
+        ('<?xml version="1.0"?>\n<!DOCTYPE r [<!ENTITY a0 "aaaaaaaaaa">'
+         + "".join(f'<!ENTITY a{k} "' + f"&a{k - 1};" * 10 + '">' for k in range(1, 10))
+         + ']>\n<robot name="&a9;"><link name="a"/></robot>', r"malformed XML: "),
+        # external entities are never fetched
+        ('<?xml version="1.0"?><!DOCTYPE r [<!ENTITY e SYSTEM "file:///etc/passwd">]>'
+         '<robot name="&e;"><link name="a"/></robot>', r"malformed XML: .*external entity"),
+    ],
+)
+def test_hostile_xml(tmp_path, text, pattern):
+    path = tmp_path / "r.urdf"
+    path.write_text(text)
+    with pytest.raises(ModelError, match=pattern):
+        load(path)
+
+
+def test_deeply_nested_xml_is_read_without_recursion(tmp_path):
+    path = tmp_path / "r.urdf"
+    path.write_text('<robot name="r">' + "<x>" * 20000 + "</x>" * 20000
+                    + '<link name="a"/></robot>')
+    assert load(path).root == "a"

@@ -3,7 +3,9 @@ from a file, its file:line). The builder is used for most; YAML and URDF files f
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+import sympy
 from model_files import line_of, write
 
 from symgen.io import load
@@ -538,3 +540,185 @@ def test_resolve_rejects_a_negative_parameter_mass():
     assert model.resolve({"payload": 2.0}).bodies[1].mass == pytest.approx(3.0)
     with pytest.raises(ModelError, match=r"body 'b': negative mass"):
         model.resolve({"payload": -5.0})
+
+
+# ---------------------------------------------------------------------- values (issue 11)
+# Every value is a finite real number at the parameters' defaults, and so is every quantity
+# derived from it at load time; checks print no numpy RuntimeWarning ("error" filter).
+hostile = pytest.mark.filterwarnings("error")
+
+
+@hostile
+@pytest.mark.parametrize(
+    ("kwargs", "pattern"),
+    [
+        ({"mass": sympy.I}, r"body 'b': I is not a real number"),
+        ({"mass": 1 + sympy.sqrt(-4)}, r"body 'b': 1 \+ 2\*I is not a real number"),
+        ({"mass": sympy.zoo}, r"body 'b': zoo is not a finite number"),
+        ({"mass": 10**400}, r"body 'b': 1000.* is not a finite number"),
+        ({"mass": "inf"}, r"body 'b': 'inf' is not a finite number"),
+        ({"mass": "1e400"}, r"body 'b': '1e400' is not a finite number"),
+        ({"mass": sympy.true}, r"body 'b': True is not a number"),
+        ({"com": (0, 0, complex(1, 1))}, r"body 'b': \(1\+1j\) is not a number"),
+    ],
+)
+def test_builder_values_that_are_not_finite_real_numbers(kwargs, pattern):
+    with pytest.raises(ModelError, match=pattern):
+        chain(**kwargs)
+
+
+def test_builder_accepts_numpy_scalars_and_plain_symbols():
+    b = chain(mass=np.float32(2.0), com=(np.int64(0), 0, -0.5))
+    m = b.parameter("m", 1.0)
+    b.body("c", mass=sympy.Symbol("m") * 2, inertia=BOX)  # a symbol made outside the builder
+    b.joint("jc", "revolute", "b", "c")
+    model = b.build()
+    assert model.bodies[1].mass == 2.0
+    assert model.bodies[2].mass == 2 * m  # the parameter's own (real) symbol
+
+
+@hostile
+def test_parameter_expression_complex_at_the_default():
+    b = ModelBuilder("m", root="world")
+    m = b.parameter("m", 1.0)
+    b.body("a", mass=1.0, com=(0, 0, sympy.sqrt(m - 2)), inertia=BOX, source=HERE)
+    b.joint("ja", "revolute", "world", "a")
+    fails(b, r"model.py:7: body 'a': centre of mass: sqrt\(m - 2\) = 0\+1i is not a real number "
+             r"at m = 1")
+
+
+@hostile
+@pytest.mark.parametrize(
+    ("element", "pattern"),
+    [
+        ("joint", r"joint 'jc': origin: sqrt\(m - 2\) = 0\+1i is not a real number at m = 1"),
+        ("axis", r"joint 'jc': axis: .* is not a real number"),
+        ("pitch", r"joint 'jc': pitch: .* is not a real number"),
+        ("limit", r"joint 'jc': lower limit: .* is not a real number"),
+        ("loop", r"loop joint 'close': child origin: .* is not a real number"),
+        ("frame", r"frame 'tool': origin: .* is not a real number"),
+        ("coupling", r"coupling of joint 'jc': ratio: .* is not a real number"),
+        ("gravity", r"model 'chain': gravity: .* is not a real number"),
+    ],
+)
+def test_every_kind_of_value_is_checked_at_the_defaults(element, pattern):
+    from symgen.model import Limits
+
+    b = chain()
+    bad = sympy.sqrt(b.parameter("m", 1.0) - 2)
+    b.body("c", mass=1.0, inertia=BOX)
+    joint = {"xyz": (bad, 0, 0)} if element == "joint" else {}
+    joint |= {"axis": (bad, 0, 1)} if element == "axis" else {}
+    joint |= {"pitch": bad} if element == "pitch" else {}
+    joint |= {"limits": Limits(lower=bad)} if element == "limit" else {}
+    b.joint("jc", "helical", "b", "c", **joint)
+    if element == "loop":
+        b.loop_joint("close", "revolute", "c", "world", child_xyz=(0, bad, 0))
+    if element == "frame":
+        b.frame("tool", "c", rpy=(0, bad, 0))
+    if element == "coupling":
+        b.coupling("jc", "jb", ratio=bad)
+    if element == "gravity":
+        b._gravity_raw = (0, 0, bad)
+    fails(b, pattern)
+
+
+@hostile
+def test_huge_inertia_is_checked_without_overflow():
+    # a physical but absurd inertia: the PSD and triangle checks run on inertia / max entry
+    # (eigvalsh on 1e308 entries did not converge); 1e308 itself is above MAX_MAGNITUDE
+    fails(chain(inertia=(1e299, 1e299, -1e299)), r"body 'b': .*not positive semi-definite "
+                                                  r"\(principal moments -1e\+299")
+    fails(chain(inertia=(1e299, 1e299, 3e299)), r"violates the triangle inequality")
+    fails(chain(inertia=(1e308, 1e308, 1e308)), r"body 'b': rotational inertia is too large")
+    chain(inertia=(1e299, 1e299, 1e299)).build()
+
+
+@hostile
+@pytest.mark.parametrize(
+    ("kwargs", "pattern"),
+    [
+        ({"mass": 1e308}, r"body 'b': mass is too large \(1e\+308"),
+        ({"mass": 1e308, "com": (1e308, 0, 0)}, r"body 'b': mass is too large"),
+        ({"mass": 1e200, "com": (1e60, 0, 0)}, r"body 'b': mass x squared distance from the "
+                                               r"root \(along joint 'jb' and its ancestors\)"),
+        ({"com": (0, 0, 1e200)}, r"body 'b': squared distance from the root"),
+        ({"mass": 3e299, "com": (0, 0, 1)}, r"body 'b': mass x squared distance"),  # 1.2e300
+    ],
+)
+def test_quantities_that_would_overflow_in_the_kernels(kwargs, pattern):
+    fails(chain(**kwargs), pattern)
+
+
+@hostile
+def test_lumping_that_overflows_names_the_merged_links():
+    b = chain(mass=1e150, com=(0, 0, 0))
+    b.body("heavy", mass=1e150, com=(0, 0, 0), inertia=BOX)
+    b.joint("weld", "fixed", parent="b", child="heavy", xyz=(1e160, 0, 0))
+    # first moment m c = 1e310 overflows while merging
+    fails(b, r"body 'b': inertia or centre of mass is not finite, after merging the fixed "
+             r"links 'heavy'")
+
+
+@hostile
+def test_totals_over_the_model_are_bounded():
+    b = ModelBuilder("many", root="world")
+    parent = "world"
+    for k in range(3):
+        b.body(f"b{k}", mass=4e299, inertia=BOX)
+        b.joint(f"j{k}", "prismatic", parent, f"b{k}")
+        parent = f"b{k}"
+    fails(b, r"model 'many': total mass of all bodies is too large \(1\.2e\+300")
+
+
+@hostile
+def test_huge_and_tiny_axes_normalise_exactly():
+    for axis, unit in (((1e200, 0, 0), (1.0, 0, 0)), ((0, -3e300, 4e300), (0, -0.6, 0.8)),
+                       ((3e-6, 0, -4e-6), (0.6, 0, -0.8))):
+        b = chain()
+        b.body("c", mass=1.0, inertia=BOX)
+        b.joint("jc", "universal", "b", "c", axis=axis, axis2=(0, 1e250, 0))
+        model = b.build()
+        assert model.joints[2].axis == pytest.approx(unit, rel=1e-15, abs=0)
+        assert model.joints[2].axis2 == (0.0, 1.0, 0.0)
+
+
+def test_unused_second_axis_is_not_normalised():
+    b = chain()
+    b.body("c", mass=1.0, inertia=BOX)
+    b.joint("jc", "revolute", "b", "c", axis2=(0, 0, 0))  # not used by a revolute joint
+    assert b.build().joints[2].axis2 == (0.0, 0.0, 0.0)
+
+
+@hostile
+def test_resolve_with_a_value_that_makes_an_expression_complex():
+    from symgen.model.scalars import NonRealValueError
+
+    b = ModelBuilder("m", root="world")
+    m = b.parameter("m", 3.0)
+    b.body("a", mass=sympy.sqrt(m - 2), inertia=BOX)
+    b.joint("ja", "revolute", "world", "a")
+    model = b.build()
+    with pytest.raises(NonRealValueError, match=r"sqrt\(m - 2\) = 0\+1i is not a real number "
+                                                r"at m = 1"):
+        model.resolve({"m": 1.0})
+
+
+def test_names_are_bounded():
+    b = chain()
+    b.frame("f" * 257, "b", source=HERE)
+    fails(b, r"model.py:7: frame name 'fffff.*\.\.\..*' is too long \(257 characters, at most "
+             r"256\)")
+    b = ModelBuilder("m" * 300)
+    fails(b, r"model name .* is too long \(300 characters")
+    chain().frame("f" * 256, "b")  # the limit itself is fine
+
+
+def test_planar_joint_normal_must_not_depend_on_a_parameter():
+    # found by tests/test_fuzz_readers.py: generate failed with TypeError in tree.py
+    b = ModelBuilder("m", root="world")
+    r = b.parameter("r", 1.9)
+    b.body("a", mass=1.0, inertia=BOX)
+    b.joint("ja", "planar", "world", "a", axis=(0, r, 1), source=HERE)
+    fails(b, r"model.py:7: joint 'ja': the axis \(plane normal\) of a planar joint cannot "
+             r"depend on parameters")

@@ -468,3 +468,250 @@ def test_worked_examples_in_the_docs_match_the_files(name):
     lines = (MODELS / f"{name}.yaml").read_text().splitlines()
     first = next(i for i, t in enumerate(lines) if t.strip() and not t.startswith("#"))
     assert quoted == "\n".join(lines[first:]).rstrip()
+
+
+# ---------------------------------------------------------------------- hostile input (issue 11)
+# Each reproducer of issue 11 item 2 is a one-line ModelError naming the file (and line), and
+# no numpy RuntimeWarning is printed on the way ("error" turns any warning into a failure).
+pytestmark_hostile = pytest.mark.filterwarnings("error")
+
+
+def one_line_error(path: Path, pattern: str) -> str:
+    with pytest.raises(ModelError, match=pattern) as err:
+        load(path)
+    message = str(err.value)
+    assert "\n" not in message and len(message) < 400, message
+    assert message.startswith(f"{path}"), message
+    return message
+
+
+@pytestmark_hostile
+def test_control_character_is_a_model_error_with_line_and_column(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_bytes(b"name: m\nbodies:\n  - {name: a\x07b}\n")
+    message = one_line_error(path, r"invalid YAML: .*#x0007 \(column 13\)")
+    assert message.startswith(f"{path}:3: ")
+
+
+@pytestmark_hostile
+@pytest.mark.parametrize("char", ["\x00", "\x1b", "\ufffe"])
+def test_other_unprintable_characters(tmp_path, char):
+    path = tmp_path / "bad.yaml"
+    path.write_text(f"name: m{char}\n", encoding="utf-8")
+    one_line_error(path, r"invalid YAML: .*character #x")
+
+
+@pytestmark_hostile
+def test_deeply_nested_yaml_is_bounded(tmp_path):
+    path = tmp_path / "deep.yaml"
+    path.write_text("name: m\nbodies: " + "[" * 250 + "]" * 250 + "\n")
+    one_line_error(path, r"\.yaml:2: invalid YAML: nested more than 64 levels deep")
+    path.write_text("a:\n" + "".join("  " * k + f"k{k}:\n" for k in range(1, 200)))
+    one_line_error(path, r"nested more than 64 levels deep")
+
+
+@pytestmark_hostile
+@pytest.mark.parametrize(
+    ("value", "pattern"),
+    [
+        ("+".join(["1"] * 2000), r"mass: expression '1\+1.*is too long \(3999 characters"),
+        ("-" * 1000 + "1", r"mass: expression '-----.*is too long \(1001 characters"),
+        ("+".join(["1"] * 60), r"mass: expression .* nested too deeply \(more than 50 levels"),
+        ("-" * 60 + "1", r"nested too deeply"),
+        ("sqrt(" * 60 + "1" + ")" * 60, r"nested too deeply"),
+        ("(" * 300 + "1" + ")" * 300, r"is neither a number nor an expression"),
+    ],
+)
+def test_long_or_deep_expressions_are_bounded(tmp_path, value, pattern):
+    path = write(tmp_path, BASE.replace("mass: 1", f'mass: "{value}"'))
+    message = one_line_error(path, pattern)
+    assert message.startswith(f"{path}:{line_of(path, 'mass:')}: body 'link': ")
+
+
+def test_expressions_within_the_limits_still_work(tmp_path):
+    # 50 levels: a sum of 50 terms (49 additions) and 40 nested signs are accepted
+    path = write(tmp_path, BASE.replace("mass: 1", f'mass: "{"+".join(["0.02"] * 50)}"'))
+    assert load(path).bodies[0].mass == pytest.approx(1.0, rel=1e-15)
+    path = write(tmp_path, BASE.replace("mass: 1", f'mass: "{"-" * 40}2"'))
+    assert load(path).bodies[0].mass == 2.0
+
+
+# Where the error points: at the value when the text itself is wrong, at the element when
+# the value is wrong only at the parameters' defaults (checked by ModelBuilder.build).
+VALUE, ELEMENT = "mass:", "- name: link"
+
+
+@pytestmark_hostile
+@pytest.mark.parametrize(
+    ("value", "pattern", "where"),
+    [
+        # issue 11: these raised TypeError
+        ("sqrt($m - 2)", r"mass: sqrt\(m - 2\) = 0\+1i is not a real number at m = 1", ELEMENT),
+        ("$m**(1/0)", r"mass: '\$m\*\*\(1/0\)': '1 / 0' divides by zero", VALUE),
+        # constant parts are checked where they appear
+        ("$m * sqrt(-1)", r"'sqrt\(-1\)' is not a real number \(0\+1i\)", VALUE),
+        ("asin(2) + $m", r"'asin\(2\)' is not a real number", VALUE),
+        ("1e300 * 1e300 * $m", r"'1e\+300 \* 1e\+300' is not a finite number", VALUE),
+        ("((2**64)**64)**64", r"is not a finite number", VALUE),
+        ("atan2(0, 0) * $m", r"is not a finite number", VALUE),
+        ("$m / ($m - 1)", r"body 'link': mass is not a finite number", ELEMENT),
+        ("$m ** 2000", r"exponent 2000 is too large", VALUE),
+    ],
+)
+def test_expressions_that_are_not_finite_real_numbers(tmp_path, value, pattern, where):
+    path = write(tmp_path, "parameters:\n  m: 1\n" + BASE.replace("mass: 1", f'mass: "{value}"'))
+    message = one_line_error(path, pattern)
+    assert message.startswith(f"{path}:{line_of(path, where)}: body 'link': "), message
+
+
+@pytestmark_hostile
+@pytest.mark.parametrize(
+    ("origin", "pattern", "where"),
+    [
+        ('{xyz: ["sqrt($m - 2)", 0, 0]}', r"joint 'j': origin: sqrt\(m - 2\) = 0\+1i is not a real",
+         "- name: j"),
+        ('{xyz: ["sqrt(-1)", 0, 0]}', r"joint 'j': origin: xyz: 'sqrt\(-1\)' is not a real",
+         "origin:"),
+        ('{rpy: [0, "acos($m + 1)", 0]}', r"joint 'j': origin: .* is not a real number at m = 1",
+         "- name: j"),
+        ('{xyz: ["1 / ($m - 1)", 0, 0]}', r"joint 'j': origin is not a finite number",
+         "- name: j"),
+    ],
+)
+def test_complex_or_infinite_joint_origin_is_rejected_at_load(tmp_path, origin, pattern, where):
+    # issue 11: a complex origin loaded and failed later in generate with ValueError
+    path = write(tmp_path, "parameters:\n  m: 1\n" + BASE + f"    origin: {origin}\n")
+    message = one_line_error(path, pattern)
+    assert message.startswith(f"{path}:{line_of(path, where)}: "), message
+
+
+@pytestmark_hostile
+@pytest.mark.parametrize(
+    ("replace", "pattern"),
+    [
+        # issue 11: LinAlgError in eigvalsh
+        (("[0.1, 0.1, 0.1]", "[1e308, 1e308, 1e308]"), r"body 'link': rotational inertia is too "),
+        # issue 11: inf.0 / nan.0 literals in the C
+        (("mass: 1", "mass: 1e308\n    com: [1e308, 0, 0]"), r"body 'link': mass is too large"),
+        (("mass: 1", "mass: 1e200\n    com: [1e60, 0, 0]"), r"mass x squared distance"),
+    ],
+)
+def test_huge_values_are_rejected_at_load(tmp_path, replace, pattern):
+    path = write(tmp_path, BASE.replace(*replace))
+    message = one_line_error(path, pattern)
+    assert message.startswith(f"{path}:{line_of(path, '- name: link')}: "), message
+
+
+@pytestmark_hostile
+@pytest.mark.parametrize(
+    ("value", "pattern"),
+    [
+        ("1e400", r"body 'link': mass: inf is not a finite number"),
+        ("9" * 400, r"body 'link': mass: 9999.*\.\.\..* is not a finite number"),
+        (".nan", r"body 'link': mass: nan is not a finite number"),
+        ("-.inf", r"body 'link': mass: -inf is not a finite number"),
+    ],
+)
+def test_non_finite_numbers_are_rejected_at_their_line(tmp_path, value, pattern):
+    path = write(tmp_path, BASE.replace("mass: 1", f"mass: {value}"))
+    message = one_line_error(path, pattern)
+    assert message.startswith(f"{path}:{line_of(path, 'mass:')}: "), message
+
+
+@pytestmark_hostile
+def test_a_long_chain_of_huge_offsets_overflows_at_the_tip(tmp_path):
+    bodies = "".join(f"  - {{name: b{k}, mass: 1, inertia: [1, 1, 1]}}\n" for k in range(3))
+    joints = "".join(
+        f"  - {{name: j{k}, type: revolute, parent: {'ground' if k == 0 else f'b{k - 1}'}, "
+        f"child: b{k}, origin: {{xyz: [1e150, 1e150, 0]}}}}\n"
+        for k in range(3)
+    )
+    path = write(tmp_path, f"name: m\nbodies:\n{bodies}joints:\n{joints}")
+    one_line_error(path, r"body 'b0': squared distance from the root \(along joint 'j0'")
+
+
+@pytestmark_hostile
+def test_huge_axis_is_normalised_without_overflow(tmp_path):
+    # issue 11: an axis of (1e200, 0, 0) normalised to (0, 0, 0) (its square overflowed) and M
+    # was 0. About x: M = Ixx + m (cy^2 + cz^2) = 0.1 + 2 * 0.5^2 = 0.6.
+    from symgen import generate
+
+    text = BASE.replace("mass: 1", "mass: 2\n    com: [0, 0, 0.5]").replace(
+        "[0.1, 0.1, 0.1]", "[0.1, 0.2, 0.3]"
+    )
+    path = write(tmp_path, text + "    axis: [1e200, 0, 0]\n")
+    model = load(path)
+    assert model.joints[0].axis == (1.0, 0.0, 0.0)
+    m = generate(model, ["mass_matrix"]).evaluate("mass_matrix", q=[0.3])["M"]
+    assert m[0, 0] == pytest.approx(0.6, rel=1e-14)
+    path = write(tmp_path, text + "    axis: [3e-6, 4e-6, 0]\n")
+    assert load(path).joints[0].axis == pytest.approx((0.6, 0.8, 0.0), rel=1e-15)
+    path = write(tmp_path, text + "    axis: [1e-200, 1e-200, 0]\n")  # below 1e-12: zero
+    one_line_error(path, r"joint 'j': zero-length axis")
+
+
+@pytestmark_hostile
+@pytest.mark.parametrize(
+    ("text", "pattern"),
+    [
+        ("mass: 2001-13-45", r"invalid YAML value '2001-13-45': month must be in 1\.\.12"),
+        ("mass: !!int abc", r"invalid YAML value 'abc'"),
+        ("mass: !!float x", r"invalid YAML value 'x'"),
+    ],
+)
+def test_values_pyyaml_cannot_construct(tmp_path, text, pattern):
+    path = write(tmp_path, BASE.replace("mass: 1", text))
+    message = one_line_error(path, pattern)
+    assert message.startswith(f"{path}:{line_of(path, 'mass:')}: "), message
+
+
+@pytestmark_hostile
+def test_alias_bomb_is_reported_briefly(tmp_path):
+    # a value whose full repr would have 8**8 entries: the message shows only its start
+    path = write(tmp_path, BASE.replace("mass: 1", "mass: " + _flow_bomb()))
+    one_line_error(path, r"body 'link': mass: expected a number .* got a list \[\[\[")
+
+
+def _flow_bomb() -> str:
+    """A YAML flow value with anchors: 8 levels of 8 references to the level below."""
+    value = "&l0 [1, 2]"
+    for k in range(1, 8):
+        value = f"&l{k} [{value}, " + ", ".join([f"*l{k - 1}"] * 7) + "]"
+    return value
+
+
+@pytestmark_hostile
+def test_unused_parameter_with_a_non_finite_default(tmp_path):
+    path = write(tmp_path, "parameters:\n  m: .inf\n" + BASE)
+    one_line_error(path, r"parameter 'm': default: inf is not a finite number")
+
+
+@pytestmark_hostile
+def test_parameter_dependent_axis_and_pi_generate(tmp_path):
+    # issue 11 fuzzing: a symbolic axis normalised to Abs(...) and "$L * pi" both failed in
+    # generate (unsupported function). About the unit axis a, M = a^T diag(Ixx + m cz^2,
+    # Iyy + m cz^2, Izz) a with m = 2, cz = L, I = (0.1, 0.2, 0.3): at L = 0.5, a = (0, 1, 0)
+    # and M = 0.2 + 2 * 0.25; at L = -1, a = (0, -0.9, -1.5) / sqrt(3.06) and
+    # M = ((0.2 + 2) * 0.81 + 0.3 * 2.25) / 3.06.
+    from symgen import generate
+
+    text = (
+        "parameters: {L: 0.5}\n"
+        + BASE.replace("mass: 1", 'mass: 2\n    com: [0, 0, "$L * pi / pi"]')
+        .replace("[0.1, 0.1, 0.1]", "[0.1, 0.2, 0.3]")
+        + '    axis: [0, "$L + 0.1", "$L - 0.5"]\n'
+    )
+    kernels = generate(load(write(tmp_path, text)), ["mass_matrix"])
+    m = kernels.evaluate("mass_matrix", q=[0.3], params=[0.5])["M"]
+    assert m[0, 0] == pytest.approx(0.2 + 2 * 0.25, rel=1e-14)
+    m = kernels.evaluate("mass_matrix", q=[0.3], params=[-1.0])["M"]
+    assert m[0, 0] == pytest.approx((2.2 * 0.81 + 0.3 * 2.25) / 3.06, rel=1e-14)
+
+
+@pytestmark_hostile
+@pytest.mark.parametrize("value", ["tan($m)", "atan2($m, 1)", "$m**(1/3)", "asin($m / 2)"])
+def test_parameter_values_the_code_generator_cannot_use_fail_at_load(tmp_path, value):
+    path = write(tmp_path, "parameters:\n  m: 1\n" + BASE.replace("mass: 1", f'mass: "{value}"'))
+    message = one_line_error(path, r"body 'link': mass .* cannot be generated as C .*sqrt, "
+                                   r"sin and cos\)")
+    assert message.startswith(f"{path}:{line_of(path, ELEMENT)}: ")

@@ -12,6 +12,10 @@ Local-frame forms used here, with S = H*(k), X = φ*(℘(k), k), P the articulat
 
 (papers-digest §2.4: Jain's z includes P𝔞; moving P𝔞 behind the projection is the same
 recursion and spares it at the hinges next to the root.)
+
+Joint armature J_a enters as D = Sᵀ U + J_a (Pinocchio's ABA, Carpentier et al. 2019): the
+hinge's equation T = Sᵀ f + J_a θ̈ is the articulated-body one with Sᵀ P S replaced by D, so
+G, P⁺, θ̈ and the 𝓜⁻¹ factors below all use that D.
 """
 
 from __future__ import annotations
@@ -90,6 +94,9 @@ def articulated_factors(b: ProgramBuilder, tree: SymbolicTree) -> list[Factor]:
         U = [emit_vec(b, mat_vec(p, col)) for col in hinge.S]
         D = [[b.emit(esum([s * x for s, x in zip(si, uj, strict=True)]))
               for uj in U] for si in hinge.S]
+        if hinge.armature is not None:
+            for i, arm in enumerate(hinge.armature):
+                D[i][i] = b.emit(D[i][i] + arm)
         fac = dense.ldlt(b, D)
         G = _gain(b, U, fac)  # type: ignore[arg-type]
         p_plus = None

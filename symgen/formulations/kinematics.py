@@ -127,13 +127,17 @@ def frame_jacobian_dot_v(
 
 
 def energy(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr]) -> tuple[Expr, Expr]:
-    """Kinetic energy ½ Σ Vᵀ M V and potential energy −Σ g·(R h + m p) (the world first
+    """Kinetic energy ½ Σ Vᵀ M V + ½ Σ J_a θ̇² (bodies, then joint armature, as
+    Pinocchio's computeKineticEnergy) and potential energy −Σ g·(R h + m p) (the world first
     moment of each body about the world origin)."""
     motion = motion_pass(b, tree, v)
     poses = world_poses(b, tree)
     kinetic: list[Expr] = []
     potential: list[Expr] = []
     for h, hinge in enumerate(tree.hinges):
+        if hinge.armature is not None:
+            for d, arm in zip(hinge.dofs, hinge.armature, strict=True):
+                kinetic.append(b.emit(arm * v[d] * v[d]))
         if hinge.inertia is None:
             continue
         mv = hinge.inertia.times(b, motion.V[h])

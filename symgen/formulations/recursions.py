@@ -13,6 +13,9 @@ and ``S = H*(k)`` the joint map in hinge coordinates,
 α is the spatial acceleration (Featherstone's convention, papers-digest §6.1 allows either),
 c_J = S̊ θ̇ the apparent derivative of S, and gravity enters as the root acceleration
 α(root) = [0; −g] (papers-digest §6.2).
+
+Joint armature J_a (rotor inertia reflected on the joint, Pinocchio's ``model.armature``)
+adds J_a θ̈(k) to T(k) and J_a to the diagonal of 𝓜: 𝓜 + diag(J_a).
 """
 
 from __future__ import annotations
@@ -162,6 +165,9 @@ def inverse_dynamics(
         hinge = tree.hinges[h]
         for d, value in zip(hinge.dofs, transpose_times(b, hinge.S, forces[h]), strict=True):
             tau[d] = value
+        if hinge.armature is not None and a is not None:
+            for d, arm in zip(hinge.dofs, hinge.armature, strict=True):
+                tau[d] = b.emit(tau[d] + arm * a[d])
         if hinge.parent >= 0:
             moved = hinge.X.force_to_parent(b, forces[h])
             forces[hinge.parent] = emit_vec(b, add(forces[hinge.parent], moved))  # type: ignore
@@ -193,7 +199,13 @@ def mass_matrix(b: ProgramBuilder, tree: SymbolicTree) -> list[list[Expr]]:
         if c is None:
             continue
         F = [c.times(b, col) for col in hinge.S]
-        _fill(M, hinge.dofs, hinge.dofs, [transpose_times(b, hinge.S, f) for f in F])
+        block = [transpose_times(b, hinge.S, f) for f in F]
+        if hinge.armature is not None:
+            block = [
+                [b.emit(x + arm) if r == col else x for r, x in enumerate(values)]
+                for col, (values, arm) in enumerate(zip(block, hinge.armature, strict=True))
+            ]
+        _fill(M, hinge.dofs, hinge.dofs, block)
         j = h
         while tree.hinges[j].parent >= 0:
             F = [tree.hinges[j].X.force_to_parent(b, f) for f in F]

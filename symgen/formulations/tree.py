@@ -18,7 +18,6 @@ Hinge frames are body frames (or the sub-bodies' frames): H is constant or spars
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -27,6 +26,7 @@ import sympy
 from ..expr import Expr, cos, from_sympy, sin
 from ..model import JointType, Model, SymgenError
 from ..model.scalars import parameter_symbol
+from ..model.transform import planar_directions
 from ..program import ProgramBuilder
 from ..spatial import (
     IDENTITY3,
@@ -73,7 +73,9 @@ SNAP_TOLERANCE = 1e-14
 
 @dataclass
 class Hinge:
-    """One recursion step: the frame it moves, its joint map and the body it carries."""
+    """One recursion step: the frame it moves, its joint map and the body it carries.
+    ``armature`` (None: none) holds the armature of each of its DOFs, the diagonal term the
+    joint adds to M (Pinocchio's ``model.armature``)."""
 
     name: str
     joint: int
@@ -86,6 +88,7 @@ class Hinge:
     coriolis_from: int = -1
     bias: BiasFn | None = None
     children: list[int] = field(default_factory=list)
+    armature: list[Expr] | None = None
 
     @property
     def ndof(self) -> int:
@@ -171,19 +174,6 @@ class Constants:
 
     def matrix(self, m: Sequence[Sequence[float | Expr]]) -> Mat3:
         return tuple(self.vec(row) for row in m)  # type: ignore[return-value]
-
-
-def planar_directions(normal: Sequence[float]) -> tuple[Vec3, Vec3]:
-    """In-plane unit directions of a planar joint (docs/conventions.md): e1 = the x axis
-    projected on the plane (the y axis when |n·x| > 0.9), e2 = n × e1."""
-    n = [float(x) for x in normal]
-    ref = [0.0, 1.0, 0.0] if abs(n[0]) > 0.9 else [1.0, 0.0, 0.0]
-    d = sum(a * b for a, b in zip(n, ref, strict=True))
-    e1 = [r - d * a for r, a in zip(ref, n, strict=True)]
-    norm = math.sqrt(sum(x * x for x in e1))
-    e1 = [x / norm for x in e1]
-    e2 = [n[1] * e1[2] - n[2] * e1[1], n[2] * e1[0] - n[0] * e1[2], n[0] * e1[1] - n[1] * e1[0]]
-    return tuple(e1), tuple(e2)  # type: ignore[return-value]
 
 
 def angular(a: Sequence[Expr]) -> Vec6:
@@ -328,6 +318,7 @@ def build_tree(
         p_t = k.vec(joint.placement.translation)
         first = len(hinges)
         velocity_split = split and joint.type in (JointType.SPHERICAL, JointType.FREE)
+        armature = [k.scalar(x) for x in joint.armature] if joint.armature else None
         for n, step in enumerate(steps):
             index = len(hinges)
             x = _placed(b, r_t, p_t, step) if n == 0 else _placed(b, IDENTITY3, ZERO3, step)
@@ -340,6 +331,7 @@ def build_tree(
                 dofs=[vs.start + o for o in step.offsets],
                 coriolis_from=first if velocity_split else index,
                 bias=step.bias,
+                armature=None if armature is None else [armature[o] for o in step.offsets],
             )
             hinges.append(hinge)
             if parent >= 0:

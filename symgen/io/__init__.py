@@ -2,30 +2,37 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..model import Model, ModelError
 
+#: Joints to lock: name -> value (a number, the joint's nq numbers, or None for neutral).
+Locks = Mapping[str, float | str | Sequence[float | str] | None]
 
-def load(path: str | Path, floating_base: bool = False) -> Model:
+
+def load(path: str | Path, floating_base: bool = False, lock: Locks | None = None) -> Model:
     """Read a model file, choosing the reader by extension (``.urdf``, ``.yaml``/``.yml``).
 
     ``floating_base=True`` attaches the file's root body to the world by a free joint
-    (named ``root_joint``), as URDFs of legged and humanoid robots expect.
+    (named ``root_joint``), as URDFs of legged and humanoid robots expect. ``lock`` holds
+    joints at given values (None: the neutral value) and lumps what they carry, as
+    Pinocchio's ``buildReducedModel``; see :meth:`symgen.model.ModelBuilder.lock`.
     """
     p = Path(path)
     if not p.is_file():
         raise ModelError(f"{p}: no such model file")
     suffix = p.suffix.lower()
     if suffix == ".urdf":
-        from .urdf import read_urdf
+        from .urdf import read_urdf as read
+    elif suffix in (".yaml", ".yml"):
+        from .yaml_format import read_yaml as read
+    else:
+        raise ModelError(f"{p}: unknown model format {suffix!r} (expected .urdf, .yaml or .yml)")
+    try:
+        return read(p, floating_base=floating_base, lock=lock)
+    except RecursionError:  # the readers bound nesting; this is the last line of defence
+        raise ModelError(f"{p}: the model is nested too deeply to read") from None
 
-        return read_urdf(p, floating_base=floating_base)
-    if suffix in (".yaml", ".yml"):
-        from .yaml_format import read_yaml
 
-        return read_yaml(p, floating_base=floating_base)
-    raise ModelError(f"{p}: unknown model format {suffix!r} (expected .urdf, .yaml or .yml)")
-
-
-__all__ = ["load"]
+__all__ = ["Locks", "load"]

@@ -10,6 +10,7 @@ collision, gazebo, transmission, sensor and other elements are ignored. Validati
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from ..model import Limits, Model, ModelBuilder, ModelError, SourceRef
@@ -33,15 +34,20 @@ ROOT_JOINT = "root_joint"
 UNIVERSE = "universe"
 
 
-def read_urdf(path: str | Path, floating_base: bool = False) -> Model:
+def read_urdf(path: str | Path, floating_base: bool = False, lock=None) -> Model:
     """Read a URDF file into a validated :class:`Model`.
 
     With ``floating_base=False`` the URDF's root link (the one link that is no joint's child)
     is the model's fixed root. With ``floating_base=True`` a new root body ``world`` is added
     (``universe`` when the URDF's root link is itself called ``world``) and a free joint
-    ``root_joint`` connects it to the URDF's root link.
+    ``root_joint`` connects it to the URDF's root link. ``lock`` maps joint names to the
+    values they are held at (None: neutral), see :meth:`ModelBuilder.lock`.
     """
-    return _UrdfReader(Path(path)).read(floating_base)
+    path = Path(path)
+    try:
+        return _UrdfReader(path).read(floating_base, lock)
+    except RecursionError:  # nothing here recurses per level; this is the last defence
+        raise ModelError("the model is nested too deeply to read", SourceRef(str(path))) from None
 
 
 class _UrdfReader:
@@ -70,9 +76,13 @@ class _UrdfReader:
             values = tuple(float(p) for p in parts)
         except ValueError:
             values = ()
-        if len(values) != n:
+        finite = all(math.isfinite(v) for v in values)
+        if len(values) != n or not finite:
             what = "a number" if n == 1 else f"{n} numbers"
-            raise self.error(f"{where}: <{node.tag} {attr}={text!r}> is not {what}", node)
+            if len(values) == n:  # parsed, but inf, nan or beyond the range of a double
+                what = "a finite number" if n == 1 else f"{n} finite numbers"
+            shown = repr(text) if len(text) <= 60 else repr(text[:57]) + "..."
+            raise self.error(f"{where}: <{node.tag} {attr}={shown}> is not {what}", node)
         return values
 
     def number(self, node: Node, attr: str, default: float | None, where: str) -> float | None:
@@ -144,7 +154,7 @@ class _UrdfReader:
         return link
 
     # ------------------------------------------------------------------ model
-    def read(self, floating_base: bool) -> Model:
+    def read(self, floating_base: bool, lock=None) -> Model:
         robot = parse_xml(self.path)
         if robot.tag != "robot":
             raise self.error(
@@ -229,6 +239,8 @@ class _UrdfReader:
                     offset=self.number(mimic, "offset", 0.0, where),
                     source=self.ref(mimic),
                 )
+        for jname, value in (lock or {}).items():
+            builder.lock(jname, value)
         return builder.build()
 
     def root_link(

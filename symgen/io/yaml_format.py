@@ -11,6 +11,8 @@ only reads: it checks the shape of the file (unknown keys, wrong types), turns i
 from __future__ import annotations
 
 import difflib
+import math
+import reprlib
 from pathlib import Path
 
 from ..model import JointType, Limits, Model, ModelBuilder, ModelError, SourceRef
@@ -31,9 +33,21 @@ TOP_KEYS = (
     "loops",
     "frames",
     "couplings",
+    "lock",
 )
 BODY_KEYS = ("name", "mass", "com", "inertia")
-JOINT_KEYS = ("name", "type", "parent", "child", "origin", "axis", "axis2", "pitch", "limits")
+JOINT_KEYS = (
+    "name",
+    "type",
+    "parent",
+    "child",
+    "origin",
+    "axis",
+    "axis2",
+    "pitch",
+    "limits",
+    "armature",
+)
 LOOP_KEYS = ("name", "type", "parent", "child", "origin", "child_origin", "axis", "axis2", "pitch")
 FRAME_KEYS = ("name", "body", "origin")
 COUPLING_KEYS = ("joint", "master", "ratio", "offset")
@@ -51,14 +65,29 @@ GRAVITY_3D = (0.0, 0.0, -9.81)
 GRAVITY_PLANAR = (0.0, -9.81, 0.0)
 
 
-def read_yaml(path: str | Path, floating_base: bool = False) -> Model:
+def read_yaml(path: str | Path, floating_base: bool = False, lock=None) -> Model:
     """Read a symgen YAML model file into a validated :class:`Model`.
 
     ``floating_base=True`` adds a root body ``world`` and attaches the file's root body to it
     by a joint ``root_joint`` (free; planar for a planar model). The file's root body may then
-    be listed under ``bodies`` to give it an inertia.
+    be listed under ``bodies`` to give it an inertia. ``lock`` maps joint names to the
+    values they are held at (None: neutral); it adds to the file's ``lock`` section and
+    overrides it for a joint named in both.
     """
-    return _YamlReader(Path(path)).read(floating_base)
+    path = Path(path)
+    try:
+        return _YamlReader(path).read(floating_base, lock)
+    except RecursionError:  # nesting is bounded by the loader; this is the last defence
+        raise ModelError("the model is nested too deeply to read", SourceRef(str(path))) from None
+
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = 60
+
+
+def _show(x: object) -> str:
+    """``repr(x)`` shortened for a one-line message (aliases can make huge values)."""
+    return _REPR.repr(x)
 
 
 def _type_name(x: object) -> str:
@@ -126,7 +155,7 @@ class _YamlReader:
         value = d[key]
         if not isinstance(value, str) or not value.strip():
             raise self.fail(
-                f"{what}: {key} must be a name (a string), got {_type_name(value)} {value!r}",
+                f"{what}: {key} must be a name (a string), got {_type_name(value)} {_show(value)}",
                 d.line_of(key),
             )
         return value
@@ -136,7 +165,7 @@ class _YamlReader:
         if isinstance(value, bool) or not isinstance(value, int | float | str):
             raise self.fail(
                 f"{what}: expected a number or a '$parameter' expression, got "
-                f"{_type_name(value)} {value!r}",
+                f"{_type_name(value)} {_show(value)}",
                 line,
             )
         if isinstance(value, str):
@@ -144,7 +173,17 @@ class _YamlReader:
                 return parse_value(value, self.parameters)
             except ExpressionError as exc:
                 raise self.fail(f"{what}: {exc}", line) from None
-        return float(value)
+        return self.finite(value, what, line)
+
+    def finite(self, value: int | float, what: str, line: int) -> float:
+        """``value`` as a float; an integer too large for one is an error."""
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf
+        if not math.isfinite(number):
+            raise self.fail(f"{what}: {_show(value)} is not a finite number", line)
+        return number
 
     def number(self, d: LineDict, key: str, what: str, default: float) -> Scalar:
         if key not in d:
@@ -162,7 +201,8 @@ class _YamlReader:
         if not isinstance(value, list) or len(value) not in sizes:
             n = " or ".join(str(s) for s in sizes)
             raise self.fail(
-                f"{label}: expected a list of {n} numbers, got {_type_name(value)} {value!r}", line
+                f"{label}: expected a list of {n} numbers, got {_type_name(value)} {_show(value)}",
+                line,
             )
         out = [self.scalar(x, label, line) for x in value]
         return out + [0.0] * (3 - len(out))
@@ -202,7 +242,7 @@ class _YamlReader:
         return out
 
     # ------------------------------------------------------------------ sections
-    def read(self, floating_base: bool) -> Model:
+    def read(self, floating_base: bool, lock=None) -> Model:
         doc = load_yaml(self.path)
         if doc is None:
             raise self.fail("empty model file", 1)
@@ -214,7 +254,7 @@ class _YamlReader:
         plane = doc.get("plane")
         if plane is not None and plane != "xy":
             raise self.fail(
-                f"model: plane {plane!r} is not supported (the only plane is 'xy')",
+                f"model: plane {_show(plane)} is not supported (the only plane is 'xy')",
                 doc.line_of("plane"),
             )
         self.planar = plane == "xy"
@@ -286,7 +326,34 @@ class _YamlReader:
                 offset=self.number(d, "offset", what, 0.0),
                 source=self.ref(line),
             )
+        locks = self.read_locks(doc)
+        for jname, value in (lock or {}).items():
+            locks[jname] = (value, None)
+        for jname, (value, line) in locks.items():
+            builder.lock(jname, value, source=None if line is None else self.ref(line))
         return builder.build()
+
+    def read_locks(self, doc: LineDict) -> dict[str, tuple[object, int | None]]:
+        """The ``lock`` section: joint name -> value (number, list of nq numbers, or null for
+        the neutral value) and line."""
+        if "lock" not in doc or doc["lock"] is None:
+            return {}
+        section = self.mapping(doc["lock"], "lock", doc.line_of("lock"))
+        out: dict[str, tuple[object, int | None]] = {}
+        for jname, value in section.items():
+            line = section.line_of(jname)
+            what = f"lock of joint {jname!r}"
+            if not isinstance(jname, str) or not jname.strip():
+                raise self.fail(f"lock: {jname!r} is not a joint name", line)
+            if value is None:
+                out[jname] = (None, line)
+            elif isinstance(value, list):
+                if not value:
+                    raise self.fail(f"{what}: an empty list of values", line)
+                out[jname] = ([self.scalar(x, what, line) for x in value], line)
+            else:
+                out[jname] = (self.scalar(value, what, line), line)
+        return out
 
     def read_parameters(self, doc: LineDict) -> list[tuple[str, float, str, int]]:
         if "parameters" not in doc or doc["parameters"] is None:
@@ -317,10 +384,10 @@ class _YamlReader:
             if isinstance(default, bool) or not isinstance(default, int | float):
                 raise self.fail(
                     f"{what}: the default value must be a number, got "
-                    f"{_type_name(default)} {default!r}",
+                    f"{_type_name(default)} {_show(default)}",
                     line,
                 )
-            out.append((pname, float(default), description, line))
+            out.append((pname, self.finite(default, f"{what}: default", line), description, line))
             self.parameters.add(pname)
         return out
 
@@ -350,7 +417,7 @@ class _YamlReader:
         )
         if self.planar:
             forms = "a single number izz, " + forms
-        raise self.fail(f"{label}: expected {forms}; got {_type_name(value)} {value!r}", line)
+        raise self.fail(f"{label}: expected {forms}; got {_type_name(value)} {_show(value)}", line)
 
     def read_joint(self, builder: ModelBuilder, d: LineDict, line: int, loop: bool) -> None:
         section = "loops" if loop else "joints"
@@ -385,6 +452,16 @@ class _YamlReader:
         pitch = self.number(d, "pitch", what, 0.0)
         xyz, rpy = self.origin(d, "origin", what)
         source = self.ref(line)
+        armature = None
+        if "armature" in d:
+            label, aline = f"{what}: armature", d.line_of("armature")
+            value = d["armature"]
+            if isinstance(value, list):
+                if not value:
+                    raise self.fail(f"{label}: an empty list of values", aline)
+                armature = [self.scalar(x, label, aline) for x in value]
+            else:
+                armature = self.scalar(value, label, aline)
         if loop:
             cxyz, crpy = self.origin(d, "child_origin", what)
             builder.loop_joint(
@@ -413,6 +490,7 @@ class _YamlReader:
                 axis2=axis2,
                 pitch=pitch,
                 limits=self.limits(d, what),
+                armature=armature,
                 source=source,
             )
 

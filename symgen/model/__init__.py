@@ -1,7 +1,7 @@
 """Model description: bodies, joints, frames, parameters, validation (design.md §1, §3)."""
 
 from .builder import ModelBuilder
-from .elements import Body, Coupling, Frame, Joint, JointType, Limits
+from .elements import Body, Coupling, Frame, Joint, JointType, Limits, LockedJoint
 from .errors import ModelError, SourceRef, SymgenError
 from .model import Model
 from .scalars import Parameter
@@ -14,6 +14,7 @@ __all__ = [
     "Joint",
     "JointType",
     "Limits",
+    "LockedJoint",
     "Model",
     "ModelBuilder",
     "ModelError",

@@ -16,15 +16,19 @@ parameter.
 from __future__ import annotations
 
 import math
+import numbers
+import reprlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
 import sympy
 
-from .elements import Body, Coupling, Frame, Joint, JointType, Limits
+from .elements import Body, Coupling, Frame, Joint, JointType, Limits, LockedJoint
 from .errors import ModelError, SourceRef
 from .lumping import lump
 from .model import Model
+from .reduction import LockRequest, apply_locks, armature_values, check_armature
 from .scalars import (
     Mat3,
     Parameter,
@@ -32,20 +36,37 @@ from .scalars import (
     Vec3,
     evaluate,
     free_parameter_names,
+    is_symbolic,
     parameter_symbol,
     sqrt,
 )
 from .transform import Transform, vec3
 from .validation import (
     check_body,
+    check_generatable,
     check_joint_axes,
     check_limits,
     check_model_bodies,
+    check_model_scale,
     check_planar,
+    check_values,
+    joint_values,
+    unit_vector,
 )
 
 ValueLike = float | int | str | sympy.Expr | Parameter
 PLANES = ("xy",)
+#: Longest accepted name of a model, body, joint, frame or parameter (real files use < 100;
+#: a name is repeated in every generated kernel's identifiers and comments).
+MAX_NAME_LENGTH = 256
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = 60
+
+
+def _clip(x: object) -> str:
+    """``repr(x)`` shortened for a one-line message (deep or huge values stay short)."""
+    return _REPR.repr(x)
 
 
 @dataclass
@@ -61,6 +82,7 @@ class _RawJoint:
     limits: Limits | None
     child_placement: Transform
     source: SourceRef | None
+    armature: tuple[Scalar, ...] | None = None
 
 
 class ModelBuilder:
@@ -79,11 +101,13 @@ class ModelBuilder:
         self.source = source
         self.plane = plane
         self._parameters: dict[str, Parameter] = {}
+        self._parameter_sources: dict[str, SourceRef | None] = {}
         self._bodies: list[Body] = []
         self._joints: list[_RawJoint] = []
         self._loop_joints: list[_RawJoint] = []
         self._frames: list[Frame] = []
         self._couplings: list[Coupling] = []
+        self._locks: dict[str, LockRequest] = {}
         self._gravity_raw = gravity
 
     # ------------------------------------------------------------------ declarations
@@ -102,6 +126,7 @@ class ModelBuilder:
                 f"parameter {name!r}: default {default!r} is not a number", source
             ) from None
         self._parameters[name] = Parameter(name, value, description)
+        self._parameter_sources[name] = source
         return parameter_symbol(name)
 
     def body(
@@ -138,27 +163,51 @@ class ModelBuilder:
         pitch: ValueLike = 0.0,
         limits: Limits | None = None,
         placement: Transform | None = None,
+        armature: ValueLike | Sequence[ValueLike] | None = None,
         source: SourceRef | None = None,
     ) -> None:
         """Declare a tree joint. Its frame sits at ``xyz``/``rpy`` (URDF convention) in the
-        parent body frame, or at ``placement``; the child's body frame is the joint frame."""
-        self._joints.append(
-            self._raw_joint(
-                name,
-                type,
-                parent,
-                child,
-                xyz,
-                rpy,
-                axis,
-                axis2,
-                pitch,
-                limits,
-                placement,
-                None,
-                source,
-            )
+        parent body frame, or at ``placement``; the child's body frame is the joint frame.
+        ``armature`` (default none) is the rotor inertia reflected on the joint, added to the
+        diagonal of M: one non-negative value for every velocity coordinate, or a list of
+        ``nv`` values (kg m² for rotations, kg for translations)."""
+        raw = self._raw_joint(
+            name,
+            type,
+            parent,
+            child,
+            xyz,
+            rpy,
+            axis,
+            axis2,
+            pitch,
+            limits,
+            placement,
+            None,
+            source,
         )
+        if armature is not None:
+            raw.armature = self._values(armature, f"joint {name!r}: armature", source)
+        self._joints.append(raw)
+
+    def lock(
+        self,
+        joint: str,
+        value: ValueLike | Sequence[ValueLike] | None = None,
+        source: SourceRef | None = None,
+    ) -> None:
+        """Hold tree joint ``joint`` at ``value`` (default: its neutral value, 0 or the
+        identity quaternion; a multi-DOF joint takes its ``nq`` coordinates as a list). The
+        built model treats it as fixed and lumps what it carries into the nearest moving
+        ancestor, as Pinocchio's ``buildReducedModel``; joints coupled to it are locked at
+        ``ratio * value + offset``. The value must lie within the joint's limits."""
+        where = f"lock of joint {joint!r}"
+        if not isinstance(joint, str) or not joint:
+            raise ModelError(f"lock: {joint!r} is not a joint name", source)
+        if joint in self._locks:
+            raise ModelError(f"{where}: the joint is locked twice", source)
+        values = None if value is None else self._values(value, where, source)
+        self._locks[joint] = (values, source)
 
     def loop_joint(
         self,
@@ -233,9 +282,21 @@ class ModelBuilder:
         )
 
     # ------------------------------------------------------------------ values
+    def _values(self, x: object, where: str, source: SourceRef | None) -> tuple[Scalar, ...]:
+        """One value or a non-empty list (or array) of values."""
+        if isinstance(x, str | sympy.Basic | Parameter) or not hasattr(x, "__iter__"):
+            return (self._scalar(x, where, source),)
+        items = list(x)  # type: ignore[call-overload]
+        if not items:
+            raise ModelError(f"{where}: expected a number or a list of numbers", source)
+        return tuple(self._scalar(v, where, source) for v in items)
+
     def _scalar(self, x: object, where: str, source: SourceRef | None) -> Scalar:
+        """A finite float, or a sympy expression of declared parameters (checked at their
+        defaults by :meth:`build`)."""
         if isinstance(x, Parameter):
             x = x.symbol
+        given = x
         if isinstance(x, str):
             ref = x.strip()
             sign = -1.0 if ref.startswith("-$") else 1.0
@@ -243,29 +304,49 @@ class ModelBuilder:
             name = ref[1:] if ref.startswith("$") else None
             if name is None:
                 try:
-                    return float(ref)
+                    x = float(ref)
                 except ValueError:
                     raise ModelError(
-                        f"{where}: {x!r} is neither a number nor a parameter reference ($name)",
+                        f"{where}: {_clip(x)} is neither a number nor a parameter reference "
+                        f"($name)",
                         source,
                     ) from None
-            if name not in self._parameters:
-                raise ModelError(f"{where}: unknown parameter {name!r}", source)
-            return sign * parameter_symbol(name)
+            elif name not in self._parameters:
+                raise ModelError(f"{where}: unknown parameter {_clip(name)}", source)
+            else:
+                return sign * parameter_symbol(name)
         if isinstance(x, sympy.Basic):
+            if not isinstance(x, sympy.Expr):
+                raise ModelError(f"{where}: {_clip(x)} is not a number", source)
             unknown = sorted(free_parameter_names(x) - set(self._parameters))
             if unknown:
                 raise ModelError(f"{where}: unknown parameter {unknown[0]!r}", source)
-            return float(x) if x.is_number else x
-        if isinstance(x, bool) or not isinstance(x, int | float):
-            raise ModelError(f"{where}: {x!r} is not a number", source)
-        if not math.isfinite(float(x)):
-            raise ModelError(f"{where}: {x!r} is not a finite number", source)
-        return float(x)
+            if not x.is_number:
+                # parameters as the symbols parameter_symbol(name); constants such as pi as
+                # floats (the kernels see numbers and parameters only)
+                subs = {s: parameter_symbol(s.name) for s in x.free_symbols}
+                subs |= {c: sympy.Float(float(c)) for c in x.atoms(sympy.NumberSymbol)}
+                return x.xreplace(subs)
+            try:
+                z = complex(x)
+            except (TypeError, ValueError, OverflowError, ZeroDivisionError):
+                z = complex(math.nan)
+            if z.imag != 0.0 and abs(z.imag) > 1e-12 * abs(z):
+                raise ModelError(f"{where}: {_clip(x)} is not a real number", source)
+            x = z.real
+        if isinstance(x, bool) or not isinstance(x, numbers.Real):
+            raise ModelError(f"{where}: {_clip(x)} is not a number", source)
+        try:
+            value = float(x)
+        except (OverflowError, ValueError, TypeError):
+            value = math.nan if not isinstance(x, int) else (math.inf if x > 0 else -math.inf)
+        if not math.isfinite(value):
+            raise ModelError(f"{where}: {_clip(given)} is not a finite number", source)
+        return value
 
     def _vec(self, v: Sequence, where: str, source: SourceRef | None, n: int = 3) -> Vec3:
         if isinstance(v, str) or not isinstance(v, Sequence) or len(v) != n:
-            raise ModelError(f"{where}: expected a list of {n} numbers, got {v!r}", source)
+            raise ModelError(f"{where}: expected a list of {n} numbers, got {_clip(v)}", source)
         return vec3([self._scalar(x, where, source) for x in v])
 
     def _inertia(self, inertia: Sequence, where: str, source: SourceRef | None) -> Mat3:
@@ -287,7 +368,7 @@ class ModelBuilder:
             return ((ixx, ixy, ixz), (ixy, iyy, iyz), (ixz, iyz, izz))
         raise ModelError(
             f"{where}: inertia must be a 3x3 matrix, [ixx, iyy, izz] or "
-            f"[ixx, iyy, izz, ixy, ixz, iyz], got {inertia!r}",
+            f"[ixx, iyy, izz, ixy, ixz, iyz], got {_clip(inertia)}",
             source,
         )
 
@@ -340,8 +421,10 @@ class ModelBuilder:
         loops = [self._typed(j, loop=True) for j in self._loop_joints]
         bodies = {b.name: b for b in self._bodies}
         self._check_references(tree + loops, bodies)
+        self._check_values(tree, loops, gravity, values)
         for body in self._bodies:
             check_body(body, values)
+        self._check_defaults()
         for joint in tree + loops:
             check_joint_axes(joint, values)
             check_limits(joint, values)
@@ -350,11 +433,42 @@ class ModelBuilder:
         order = self._tree_order(tree, bodies)
         tree = [_normalized(j) for j in tree]
         loops = [_normalized(j) for j in loops]
-        model = _merge_fixed(self, order, tree, loops, bodies, gravity)
-        self._check_lumped_bodies(model, bodies, values)
         self._check_couplings(tree, loops)
+        tree, couplings, locks = apply_locks(tree, loops, self._couplings, self._locks, values)
+        model = _merge_fixed(self, order, tree, loops, bodies, gravity, couplings, locks)
+        self._check_lumped_bodies(model, bodies, values)
+        check_model_scale(model, values)
+        check_generatable(model)
         _check_moving_leaves(model, values)
         return model
+
+    def _check_values(
+        self, tree: list[Joint], loops: list[Joint], gravity: Vec3, values: dict[str, float]
+    ) -> None:
+        """Every value of a joint, frame, coupling and the gravity is a finite real number at
+        the parameters' defaults (bodies: :func:`check_body`)."""
+        check_values([("gravity", x) for x in gravity], values, f"model {self.name!r}",
+                     self.source)
+        for kind, joints in (("joint", tree), ("loop joint", loops)):
+            for j in joints:
+                check_values(joint_values(j), values, f"{kind} {j.name!r}", j.source)
+        for f in self._frames:
+            items = [("origin", x) for row in f.placement.rotation for x in row]
+            items += [("origin", x) for x in f.placement.translation]
+            check_values(items, values, f"frame {f.name!r}", f.source)
+        for c in self._couplings:
+            check_values([("ratio", c.ratio), ("offset", c.offset)], values,
+                         f"coupling of joint {c.joint!r}", c.source)
+
+    def _check_defaults(self) -> None:
+        """Every parameter default is finite (after the values using one are checked, which
+        name the element)."""
+        for p in self._parameters.values():
+            if not math.isfinite(p.default):
+                raise ModelError(
+                    f"parameter {p.name!r}: default {p.default} is not a finite number",
+                    self._parameter_sources.get(p.name),
+                )
 
     def _check_lumped_bodies(
         self, model: Model, bodies: dict[str, Body], values: dict[str, float]
@@ -379,6 +493,22 @@ class ModelBuilder:
                 ) from None
 
     def _check_names(self) -> None:
+        """Names are strings of at most MAX_NAME_LENGTH characters; body and frame names are
+        unique together, joint names among joints."""
+        named = [("model", self.name, self.source), ("root body", self.root, self.source)]
+        named += [("body", b.name, b.source) for b in self._bodies]
+        named += [("frame", f.name, f.source) for f in self._frames]
+        named += [("joint", j.name, j.source) for j in self._joints + self._loop_joints]
+        named += [("parameter", p, self._parameter_sources.get(p)) for p in self._parameters]
+        for kind, name, source in named:
+            if not isinstance(name, str):
+                raise ModelError(f"{kind} name {_clip(name)} is not a string", source)
+            if len(name) > MAX_NAME_LENGTH:
+                raise ModelError(
+                    f"{kind} name {_clip(name)} is too long ({len(name)} characters, at most "
+                    f"{MAX_NAME_LENGTH})",
+                    source,
+                )
         seen: dict[str, str] = {self.root: "body"}
         for kind, items in (("body", self._bodies), ("frame", self._frames)):
             for item in items:
@@ -403,7 +533,7 @@ class ModelBuilder:
             raise ModelError(
                 f"{kind} {raw.name!r}: unknown joint type {raw.type!r} (known: {known})", raw.source
             )
-        return Joint(
+        joint = Joint(
             raw.name,
             jtype,
             raw.parent,
@@ -416,6 +546,12 @@ class ModelBuilder:
             raw.child_placement,
             raw.source,
         )
+        armature = armature_values(raw.armature, joint, raw.source, kind)
+        if not armature:
+            return joint
+        joint = replace(joint, armature=armature)
+        check_armature(joint, {p.name: p.default for p in self._parameters.values()})
+        return joint
 
     def _check_references(self, joints: list[Joint], bodies: dict[str, Body]) -> None:
         known = set(bodies) | {self.root}
@@ -516,15 +652,23 @@ class ModelBuilder:
 
 
 def _normalized(j: Joint) -> Joint:
-    """Axes scaled to unit length."""
+    """Axes scaled to unit length; a numeric axis is first divided by its largest entry, so
+    that huge (1e200) or tiny entries neither overflow nor underflow. An axis the joint does
+    not use is left as given."""
 
     def unit(a: Vec3) -> Vec3:
-        n = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
+        if not any(is_symbolic(x) for x in a):
+            u, _ = unit_vector(np.array([float(x) for x in a]))
+            return a if u is None else vec3([float(x) for x in u])
+        # expanded, so that sympy does not turn sqrt(e**2) into Abs(e) unless a is e times
+        # a constant vector
+        n = sqrt(sympy.expand(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]))
         return vec3([x / n for x in a])
 
     if not j.type.uses_axis:
         return j
-    return replace(j, axis=unit(j.axis), axis2=unit(j.axis2))
+    axis2 = unit(j.axis2) if j.type is JointType.UNIVERSAL else j.axis2
+    return replace(j, axis=unit(j.axis), axis2=axis2)
 
 
 def _merge_fixed(
@@ -534,6 +678,8 @@ def _merge_fixed(
     loops: list[Joint],
     bodies: dict[str, Body],
     gravity: Vec3,
+    couplings: list[Coupling],
+    locks: tuple[LockedJoint, ...] = (),
 ) -> Model:
     """Merge every body attached by a fixed joint into its nearest moving ancestor (or the
     root), keeping it as a named frame; re-attach frames, joints and loop joints."""
@@ -542,12 +688,18 @@ def _merge_fixed(
     owner: dict[str, tuple[str, Transform]] = {b.root: (b.root, Transform())}
     moving: list[Joint] = []
     extra_frames: list[Frame] = []
+    # links something hangs from (a joint, a loop joint or a frame): not ends of the tree
+    carrying = {j.parent for j in tree} | {f.body for f in b._frames}
+    carrying |= {j.parent for j in loops} | {j.child for j in loops}
     for j in order:  # parents come before children, so owner[j.parent] is known
         host, to_host = owner[j.parent]
         if j.type is JointType.FIXED:
             pose = to_host.compose(j.placement)
             owner[j.child] = (host, pose)
-            extra_frames.append(Frame(j.child, host, pose, bodies[j.child].source))
+            extra_frames.append(
+                Frame(j.child, host, pose, bodies[j.child].source, link=True,
+                      leaf=j.child not in carrying)
+            )
         else:
             owner[j.child] = (j.child, Transform())
             moving.append(replace(j, parent=host, placement=to_host.compose(j.placement)))
@@ -590,7 +742,8 @@ def _merge_fixed(
         parents=parents,
         frames=tuple(frames),
         loop_joints=tuple(new_loops),
-        couplings=tuple(b._couplings),
+        couplings=tuple(couplings),
+        locks=locks,
         parameters=tuple(b._parameters.values()),
         gravity=gravity,
         plane=b.plane,
@@ -599,14 +752,34 @@ def _merge_fixed(
 
 
 def _check_moving_leaves(model: Model, values: dict[str, float]) -> None:
-    """A moving body with no children and no loop joint must have mass, else M is singular."""
+    """A moving body with no children and no loop joint must have mass, else M is singular;
+    so must any moving subtree unless its joint's armature fills the diagonal of M."""
     in_loops = {j.parent for j in model.loop_joints} | {j.child for j in model.loop_joints}
+
+    def has_armature(i: int) -> bool:
+        joint = model.joints[i]
+        return bool(joint.armature) and all(evaluate(x, values) > 0 for x in joint.armature)
+
+    hint = "lock the joint or give it an armature"
+    subtree_mass = [evaluate(b.mass, values) for b in model.bodies]
+    subtree_loops = [b.name in in_loops for b in model.bodies]  # a loop closes below
+    for i in reversed(range(model.nbodies)):
+        if model.parents[i] >= 0:
+            subtree_mass[model.parents[i]] += subtree_mass[i]
+            subtree_loops[model.parents[i]] |= subtree_loops[i]
     for i, body in enumerate(model.bodies):
-        if model.children(i) or body.name in in_loops:
+        if model.children(i) or body.name in in_loops or has_armature(i):
             continue
         if evaluate(body.mass, values) == 0.0:
             raise ModelError(
                 f"body {body.name!r}: zero mass on a leaf body moved by joint "
-                f"{model.joints[i].name!r} (its mass matrix would be singular)",
+                f"{model.joints[i].name!r} (its mass matrix would be singular; {hint})",
+                body.source,
+            )
+    for i, body in enumerate(model.bodies):
+        if subtree_mass[i] == 0.0 and not subtree_loops[i] and not has_armature(i):
+            raise ModelError(
+                f"body {body.name!r}: joint {model.joints[i].name!r} moves only bodies without "
+                f"mass (its mass matrix would be singular; {hint})",
                 body.source,
             )

@@ -113,7 +113,9 @@ class Joint:
     second axis of a universal joint (in the frame after the first rotation); ``pitch`` is the
     helical lead in metres per radian. ``child_placement`` is used by loop joints only: the
     pose of the joint frame in the child body frame (a tree joint's child frame *is* its joint
-    frame).
+    frame). ``armature`` is the rotor inertia reflected on each of the joint's velocity
+    coordinates (``nv`` values, added to the diagonal of M as Pinocchio's ``model.armature``
+    and MuJoCo's ``armature``); empty means none.
     """
 
     name: str
@@ -127,6 +129,7 @@ class Joint:
     limits: Limits | None = None
     child_placement: Transform = Transform()
     source: SourceRef | None = field(default=None, compare=False)
+    armature: tuple[Scalar, ...] = ()
 
     @property
     def nq(self) -> int:
@@ -136,15 +139,28 @@ class Joint:
     def nv(self) -> int:
         return self.type.nv
 
+    @property
+    def armature_values(self) -> tuple[Scalar, ...]:
+        """The armature of each velocity coordinate (``nv`` values, zeros when none)."""
+        return self.armature or (0.0,) * self.nv
+
 
 @dataclass(frozen=True)
 class Frame:
-    """A named frame fixed on a body (end effector, sensor, merged link)."""
+    """A named frame fixed on a body (end effector, sensor, merged link).
+
+    ``link`` is True for a body of the description merged in by a fixed joint (a URDF link),
+    False for a declared frame; ``leaf`` is True when nothing of the description hangs from
+    it (no joint, link or frame attached): an end of the source tree such as a foot, a tool
+    flange or a TCP. :func:`symgen.generate.default_frames` uses both.
+    """
 
     name: str
     body: str
     placement: Transform = Transform()
     source: SourceRef | None = field(default=None, compare=False)
+    link: bool = False
+    leaf: bool = True
 
 
 @dataclass(frozen=True)
@@ -158,4 +174,26 @@ class Coupling:
     source: SourceRef | None = field(default=None, compare=False)
 
 
-__all__ = ["Body", "Coupling", "Frame", "IDENTITY3", "Joint", "JointType", "Limits"]
+@dataclass(frozen=True)
+class LockedJoint:
+    """A joint of the description held at ``values`` (its ``nq`` coordinates): the model
+    treats it as fixed, with placement ``placement ∘ X_J(values)``, and lumps what it carried
+    (Pinocchio's ``buildReducedModel``). ``master`` names the joint whose lock implied this one
+    through a coupling (None when locked directly)."""
+
+    name: str
+    values: tuple[Scalar, ...]
+    master: str | None = None
+    source: SourceRef | None = field(default=None, compare=False)
+
+
+__all__ = [
+    "Body",
+    "Coupling",
+    "Frame",
+    "IDENTITY3",
+    "Joint",
+    "JointType",
+    "Limits",
+    "LockedJoint",
+]

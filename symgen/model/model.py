@@ -9,10 +9,12 @@ from functools import cached_property
 
 import sympy
 
-from .elements import Body, Coupling, Frame, Joint
+from .elements import Body, Coupling, Frame, Joint, LockedJoint
 from .errors import ModelError, SourceRef
+from .reduction import check_armature
 from .scalars import (
     Parameter,
+    Scalar,
     Vec3,
     evaluate,
     free_parameter_names,
@@ -28,8 +30,10 @@ class Model:
 
     ``bodies[i]`` is the moving body driven by ``joints[i]``; bodies are numbered base to tip
     (``parents[i] < i``, ``-1`` for the root). The root body (``root``) is fixed in the world
-    and carries no dynamics. Build one with :class:`symgen.model.ModelBuilder` or a reader
-    (:func:`symgen.load`); do not construct it directly.
+    and carries no dynamics. ``locks`` lists the joints of the description held fixed
+    (reduced model); they are neither in ``joints`` nor in q and v. Build one with
+    :class:`symgen.model.ModelBuilder` or a reader (:func:`symgen.load`); do not construct it
+    directly.
     """
 
     name: str
@@ -44,6 +48,7 @@ class Model:
     gravity: Vec3 = (0.0, 0.0, -9.81)
     plane: str | None = None
     source: SourceRef | None = field(default=None, compare=False)
+    locks: tuple[LockedJoint, ...] = ()
 
     # ----------------------------------------------------------------- dimensions
     @property
@@ -55,6 +60,20 @@ class Model:
     def nv(self) -> int:
         """Length of the velocity vector v (and of a, tau)."""
         return sum(j.nv for j in self.joints)
+
+    @property
+    def armature(self) -> list[Scalar]:
+        """Armature of every velocity coordinate (length nv, zeros where none)."""
+        return [x for j in self.joints for x in j.armature_values]
+
+    @property
+    def has_armature(self) -> bool:
+        return any(j.armature for j in self.joints)
+
+    @property
+    def locked_joint_names(self) -> list[str]:
+        """Joints of the description held fixed in this (reduced) model."""
+        return [lock.name for lock in self.locks]
 
     @property
     def nbodies(self) -> int:
@@ -131,6 +150,8 @@ class Model:
         if cached is None:
             resolved = _map_scalars(self, lambda x: evaluate(x, values))
             check_model_bodies(resolved.bodies, {})  # e.g. a negative payload mass
+            for joint in resolved.joints:
+                check_armature(joint, {})
             cached = self._resolved[key] = dataclasses.replace(resolved, parameters=())
         return cached
 

@@ -7,11 +7,14 @@ merging; :func:`evaluate` turns any value into a float once parameter values are
 
 from __future__ import annotations
 
+import cmath
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import sympy
+
+from .errors import ModelError
 
 Scalar = float | sympy.Expr
 Vec3 = tuple[Scalar, Scalar, Scalar]
@@ -59,8 +62,28 @@ def sqrt(x: Scalar) -> Scalar:
     return sympy.sqrt(x) if is_symbolic(x) else math.sqrt(float(x))
 
 
+class NonRealValueError(ModelError):
+    """A parameter-dependent value is not a real number at the given parameter values
+    (``sqrt($m - 2)`` with m = 1). Callers that know the element re-raise it naming it."""
+
+    def __init__(self, expr: sympy.Expr, value: complex, values: Mapping[str, float]) -> None:
+        used = sorted(s.name for s in expr.free_symbols)
+        at = ", ".join(f"{name} = {values[name]:g}" for name in used if name in values)
+        text = str(expr)
+        text = text if len(text) <= 60 else text[:57] + "..."
+        self.detail = f"{text} = {value.real:.6g}{value.imag:+.6g}i is not a real number"
+        if at:
+            self.detail += f" at {at}"
+        super().__init__(self.detail)
+
+
 def evaluate(x: Scalar, values: Mapping[str, float]) -> float:
-    """Numeric value of ``x`` with parameters replaced by ``values`` (name -> number)."""
+    """Numeric value of ``x`` with parameters replaced by ``values`` (name -> number).
+
+    The result may be infinite or NaN (callers check); a complex result raises
+    :class:`NonRealValueError`. Rounding-level imaginary parts (``|im| <= 1e-12 |z|``, left by
+    sympy's floating-point evaluation of a real expression) are dropped.
+    """
     if not is_symbolic(x):
         return float(x)
     subs = {s: values[s.name] for s in x.free_symbols if s.name in values}
@@ -68,7 +91,15 @@ def evaluate(x: Scalar, values: Mapping[str, float]) -> float:
     if not result.is_number:
         missing = sorted(s.name for s in result.free_symbols)
         raise KeyError(f"no value for parameter(s) {', '.join(missing)}")
-    return float(result)
+    try:
+        z = complex(result)
+    except (TypeError, ValueError, OverflowError, ZeroDivisionError):
+        return math.nan
+    if not cmath.isfinite(z):
+        return z.real if z.imag == 0.0 else math.nan
+    if z.imag != 0.0 and abs(z.imag) > 1e-12 * abs(z):
+        raise NonRealValueError(x, z, values)
+    return z.real
 
 
 def free_parameter_names(x: Scalar) -> set[str]:

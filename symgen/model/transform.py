@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -87,3 +88,16 @@ class Transform:
     @property
     def is_identity(self) -> bool:
         return self.rotation == IDENTITY3 and self.translation == ZERO3
+
+
+def planar_directions(normal: Sequence[float]) -> tuple[Vec3, Vec3]:
+    """In-plane unit directions of a planar joint (docs/conventions.md): e1 = the x axis
+    projected on the plane (the y axis when |n·x| > 0.9), e2 = n × e1."""
+    n = [float(x) for x in normal]
+    ref = [0.0, 1.0, 0.0] if abs(n[0]) > 0.9 else [1.0, 0.0, 0.0]
+    d = sum(a * b for a, b in zip(n, ref, strict=True))
+    e1 = [r - d * a for r, a in zip(ref, n, strict=True)]
+    norm = math.sqrt(sum(x * x for x in e1))
+    e1 = [x / norm for x in e1]
+    e2 = [n[1] * e1[2] - n[2] * e1[1], n[2] * e1[0] - n[0] * e1[2], n[0] * e1[1] - n[1] * e1[0]]
+    return vec3(e1), vec3(e2)

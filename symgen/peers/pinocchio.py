@@ -10,6 +10,7 @@ one from ``pin.buildModelFromUrdf`` (whose continuous joints store (cos θ, sin 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -83,9 +84,26 @@ def se3(transform) -> pin.SE3:
     return pin.SE3(_arr(transform.rotation), _arr(transform.translation))
 
 
+def pin_inertia(mass, com, inertia) -> pin.Inertia:
+    """``pin.Inertia`` of a mass, centre of mass and rotational inertia about it, without the
+    strict positivity check of its Python constructor ("The 3d inertia should be positive").
+
+    A description may carry inertias that are positive semi-definite only up to rounding:
+    iCub's ``r_hip_2`` has ixx = iyy = -5.42101e-20 kg m² in ``icub.urdf``, a point mass
+    written through a float conversion. symgen's validation accepts it (principal moments
+    down to -(INERTIA_RTOL·trace + INERTIA_ATOL), symgen.model.validation), and so does
+    Pinocchio's own URDF parser, which builds its inertias without that check; the values
+    are passed through unchanged.
+    """
+    out = pin.Inertia(float(mass), _arr(com), np.eye(3))
+    out.inertia = _arr(inertia)
+    return out
+
+
 def pin_model_from_symgen(model: Model, params: Mapping[str, float] | None = None) -> pin.Model:
     """A Pinocchio model of ``model.resolve(params)``: joint i of symgen is Pinocchio joint
-    i + 1; every body gets a BODY frame and every symgen frame an OP_FRAME of the same name."""
+    i + 1; every body gets a BODY frame and every symgen frame an OP_FRAME of the same name;
+    joint armature goes to ``model.armature``."""
     m = model.resolve(params)
     pm = pin.Model()
     pm.name = m.name
@@ -101,7 +119,7 @@ def pin_model_from_symgen(model: Model, params: Mapping[str, float] | None = Non
             m.parents[i] + 1, pin_joint_model(joint), se3(joint.placement), joint.name
         )
         assert jid == i + 1
-        inertia = pin.Inertia(float(body.mass), _arr(body.com), _arr(body.inertia))
+        inertia = pin_inertia(body.mass, body.com, body.inertia)
         pm.appendBodyToJoint(jid, inertia, pin.SE3.Identity())
         body_frame[body.name] = pm.addFrame(
             pin.Frame(
@@ -116,7 +134,90 @@ def pin_model_from_symgen(model: Model, params: Mapping[str, float] | None = Non
                 f.name, parent_joint, body_frame[f.body], se3(f.placement), pin.FrameType.OP_FRAME
             )
         )
+    if m.has_armature:  # joint armature: Pinocchio's model.armature, in its v layout
+        pm.armature = Bridge(m, pm).v_to_pin(np.array(m.armature, dtype=float))
     return pm
+
+
+def pin_model_from_urdf(model: Model) -> pin.Model:
+    """Pinocchio's own reading of the URDF file ``model`` was loaded from.
+
+    ``pin.buildModelFromUrdf(model.source.file)``, with a free-flyer root joint of the same
+    name when symgen's root body is not a link of the file (``--floating-base``), reduced by
+    ``pin.buildReducedModel`` at symgen's locked joints (``model.locks``), with symgen's
+    gravity and joint armature (a URDF holds neither). Comparing with this model checks
+    symgen's reading of the file and its lumping of fixed links, not only its kernels.
+
+    ``<mimic>`` joints are read as independent joints (``mimic=False``), as symgen keeps its
+    couplings as data and its kernels treat coupled joints as independent.
+
+    Raises ValueError (one line) when the file's model cannot stand for ``model``: not read
+    from a URDF, runtime parameters or loop joints; :class:`Bridge` then rejects a Pinocchio
+    model whose joints differ (names, nq, nv).
+    """
+    src = model.source
+    path = None if src is None else Path(src.file)
+    if path is None or path.suffix.lower() != ".urdf":
+        raise ValueError("the model was not read from a URDF file")
+    if model.parameters:
+        raise ValueError("the model has runtime parameters")
+    if model.loop_joints:
+        raise ValueError("the model has loop joints")
+    if not path.is_file():
+        raise ValueError(f"{path} is not a file")
+    pm = pin.buildModelFromUrdf(str(path))
+    if not pm.existFrame(model.root, pin.FrameType.BODY):
+        free = [j for j in model.joints if j.type is JointType.FREE and j.parent == model.root]
+        if len(free) != 1:
+            raise ValueError(f"symgen's root {model.root!r} is not a link of {path.name}")
+        pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer(), free[0].name)
+    m = model.resolve()
+    locks = getattr(m, "locks", ())
+    if locks:
+        q_ref = pin.neutral(pm)
+        ids = []
+        for lock in locks:
+            if not pm.existJointName(lock.name):
+                raise ValueError(f"{path.name} read by Pinocchio has no joint {lock.name!r}")
+            jid = pm.getJointId(lock.name)
+            pj, values = pm.joints[jid], [float(x) for x in lock.values]
+            if pj.nq == 2 and len(values) == 1:  # continuous joint: (cos θ, sin θ)
+                values = [np.cos(values[0]), np.sin(values[0])]
+            if pj.nq != len(values):
+                raise ValueError(f"locked joint {lock.name!r}: nq differs from Pinocchio's")
+            q_ref[pj.idx_q : pj.idx_q + pj.nq] = values
+            ids.append(jid)
+        pm = pin.buildReducedModel(pm, ids, q_ref)
+    pm.gravity = pin.Motion(_arr(m.gravity), np.zeros(3))
+    if getattr(m, "has_armature", False):
+        pm.armature = Bridge(m, pm).v_to_pin(np.array(m.armature, dtype=float))
+    return pm
+
+
+def pinocchio_counterpart(model: Model, from_source: bool = True) -> tuple[Bridge, str]:
+    """A :class:`Bridge` to the Pinocchio model to compare ``model`` with, and one line
+    saying which it is: Pinocchio's reading of the source URDF (:func:`pin_model_from_urdf`)
+    when ``from_source`` and possible, else :func:`pin_model_from_symgen` (with the reason).
+    Errors of the second construction propagate."""
+    reason = "not asked for"
+    if from_source:
+        try:
+            bridge = Bridge(model, pin_model_from_urdf(model))
+        except Exception as exc:  # noqa: BLE001 - any failure means: use the fallback
+            reason = _one_line(exc)
+        else:
+            assert model.source is not None
+            how = "pinocchio.buildModelFromUrdf"
+            if getattr(model, "locks", ()):
+                how += " + buildReducedModel"
+            return bridge, f"Pinocchio's own reading of {Path(model.source.file).name} ({how})"
+    bridge = Bridge(model, pin_model_from_symgen(model))
+    return bridge, f"built from symgen's model (Pinocchio's URDF reading not used: {reason})"
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 class Bridge:
@@ -242,8 +343,11 @@ __all__ = [
     "SWAP",
     "Bridge",
     "align_quaternions",
+    "pin_inertia",
     "pin_joint_model",
     "pin_model_from_symgen",
+    "pin_model_from_urdf",
+    "pinocchio_counterpart",
     "plane_directions",
     "quaternion_blocks",
     "se3",

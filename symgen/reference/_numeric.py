@@ -21,7 +21,8 @@ from .spatial import spatial_inertia
 @dataclass(frozen=True)
 class NumericJoint:
     """A tree joint with float arrays: placement in the parent body frame, unit axes, pitch,
-    in-plane directions ``e1``, ``e2`` (planar joints) and its slices of q and v."""
+    in-plane directions ``e1``, ``e2`` (planar joints), its slices of q and v, and the
+    armature of each of its velocity coordinates (zeros when none)."""
 
     name: str
     type: JointType
@@ -34,6 +35,7 @@ class NumericJoint:
     pitch: float
     e1: np.ndarray
     e2: np.ndarray
+    armature: np.ndarray
 
     @property
     def nq(self) -> int:
@@ -130,6 +132,7 @@ def _convert(model: Model) -> NumericModel:
                 float(j.pitch),
                 e1,
                 e2,
+                _arr([float(x) for x in j.armature_values]),
             )
         )
     body_index = {b.name: i for i, b in enumerate(model.bodies)}

@@ -5,6 +5,12 @@ and Table 7.1 (ABA), for multi-DOF joints with configuration-dependent S (bias c
 joints and couplings are not imposed: these are the dynamics of the spanning tree.
 External forces are per body, in body coordinates about the body-frame origin, applied to
 the body.
+
+Joint armature J_a (a rotor of inertia J_a spinning at the joint rate, its reaction taken by
+the parent) adds the term J_a q̈ to the joint's equation: τ_i = S_iᵀ f_i + J_a,i q̈_i. Hence
+τ += J_a ∘ a in the RNEA, M += diag(J_a) in the CRBA, and, in the ABA, the joint's equation
+τ_i = S_iᵀ(I_i^A a_i + p_i^A) + J_a,i q̈_i with a_i = a'_i + S_i q̈_i gives
+q̈_i = D_i⁻¹(u_i − U_iᵀ a'_i) with D_i = S_iᵀ I_i^A S_i + diag(J_a,i).
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ def inverse_dynamics(
     model: Model, q, v, a, f_ext: Mapping[str, object] | None = None, params: Params = None
 ) -> Array:
     """Joint forces τ = M(q) a + C(q, v) v + g(q) − Σ J_iᵀ f_ext,i (RNEA, Featherstone 2008,
-    Table 5.1)."""
+    Table 5.1), plus the armature term J_a ∘ a."""
     nm = prepare(model, params)
     q = vector("q", q, nm.nq)
     v = vector("v", v, nm.nv)
@@ -47,7 +53,8 @@ def inverse_dynamics(
     ]
     tau = np.zeros(nm.nv)
     for i in reversed(range(nm.nbodies)):
-        tau[nm.joints[i].v] = tk.s[i].T @ f[i]
+        joint = nm.joints[i]
+        tau[joint.v] = tk.s[i].T @ f[i] + joint.armature * a[joint.v]
         lam = nm.parents[i]
         if lam >= 0:
             f[lam] = f[lam] + tk.x_up[i].T @ f[i]
@@ -69,7 +76,7 @@ def gravity_forces(model: Model, q, params: Params = None) -> Array:
 
 def mass_matrix(model: Model, q, params: Params = None) -> Array:
     """Joint-space inertia matrix M(q) by the composite-rigid-body algorithm (Featherstone
-    2008, Table 6.2)."""
+    2008, Table 6.2), plus diag(J_a) for the joint armature."""
     nm = prepare(model, params)
     q = vector("q", q, nm.nq)
     tk = tree_kinematics(nm, q)
@@ -81,7 +88,7 @@ def mass_matrix(model: Model, q, params: Params = None) -> Array:
             ic[lam] += tk.x_up[i].T @ ic[i] @ tk.x_up[i]
         force = ic[i] @ tk.s[i]
         vi = nm.joints[i].v
-        m[vi, vi] = tk.s[i].T @ force
+        m[vi, vi] = tk.s[i].T @ force + np.diag(nm.joints[i].armature)
         j = i
         while nm.parents[j] >= 0:
             force = tk.x_up[j].T @ force
@@ -96,7 +103,7 @@ def forward_dynamics(
     model: Model, q, v, tau, f_ext: Mapping[str, object] | None = None, params: Params = None
 ) -> Array:
     """Joint accelerations by the articulated-body algorithm, O(N) (Featherstone 2008,
-    Table 7.1)."""
+    Table 7.1), with D_i = S_iᵀ I_i^A S_i + diag(J_a,i) for the joint armature."""
     nm = prepare(model, params)
     q = vector("q", q, nm.nq)
     v = vector("v", v, nm.nv)
@@ -123,7 +130,7 @@ def forward_dynamics(
     for i in reversed(range(n)):
         s = tk.s[i]
         u_mat[i] = ia[i] @ s
-        d = s.T @ u_mat[i]
+        d = s.T @ u_mat[i] + np.diag(nm.joints[i].armature)
         d_inv[i] = 1.0 / d if d.shape == (1, 1) else np.linalg.inv(d)
         u[i] = tau[nm.joints[i].v] - s.T @ pa[i]
         lam = nm.parents[i]

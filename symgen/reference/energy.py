@@ -13,13 +13,16 @@ from .kinematics import motion_pass, tree_kinematics
 
 def kinetic_energy(model: Model, q, v, params: Mapping[str, float] | None = None) -> float:
     """T = Σ ½ v_iᵀ I_i v_i over the bodies, with v_i the body spatial velocity
-    (Featherstone 2008, eq. 2.67); equals ½ vᵀ M(q) v."""
+    (Featherstone 2008, eq. 2.67), plus ½ Σ J_a q̇² for the joint armature (a rotor spinning
+    at the joint rate, as Pinocchio's computeKineticEnergy); equals ½ vᵀ M(q) v."""
     nm = prepare(model, params)
     q = vector("q", q, nm.nq)
     v = vector("v", v, nm.nv)
     tk = tree_kinematics(nm, q)
     vs, _ = motion_pass(nm, tk, q, v, np.zeros(nm.nv), np.zeros(6))
-    return float(sum(0.5 * vi @ inertia @ vi for vi, inertia in zip(vs, nm.inertias, strict=True)))
+    bodies = sum(0.5 * vi @ inertia @ vi for vi, inertia in zip(vs, nm.inertias, strict=True))
+    rotors = sum(0.5 * j.armature @ (v[j.v] * v[j.v]) for j in nm.joints)
+    return float(bodies + rotors)
 
 
 def potential_energy(model: Model, q, params: Mapping[str, float] | None = None) -> float:

@@ -155,12 +155,19 @@ def constraint_programs(nm: NaturalModel) -> list[Program]:
 
 def accelerations_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
     """Lagrange multipliers + Baumgarte (α = β = ``opts.baumgarte``) by the Schur
-    complement: (Φ_q M⁻¹ Φ_qᵀ) λ = Φ_q M⁻¹ Q − g, q̈ = M⁻¹(Q − Φ_qᵀλ),
-    g = −Φ̇_q q̇ − 2αΦ̇ − β²Φ (book eq. 5.11-5.12, 5.28)."""
+    complement: (Φ_q A⁻¹ Φ_qᵀ) λ = Φ_q A⁻¹ Q̃ − g, q̈ = A⁻¹(Q̃ − Φ_qᵀλ),
+    g = −Φ̇_q q̇ − 2αΦ̇ − β²Φ (book eq. 5.11-5.12, 5.28).
+
+    With a regular M: A = M, Q̃ = Q, and the constant M⁻¹ is computed at generation. With a
+    singular M (a body without mass or rotational inertia owns coordinates) whose null space
+    the constraints cover (:meth:`.NaturalModel.inertialess_motions` is empty, checked when
+    the model is built): A = M + γΦ_qᵀΦ_q, Q̃ = Q + γΦ_qᵀg, factored at run time (n×n
+    LDLᵀ). Since Φ_q q̈ = g, adding γΦ_qᵀ(Φ_q q̈ − g) = 0 to M q̈ + Φ_qᵀλ = Q changes neither
+    q̈ nor λ (the augmented-Lagrangian argument of book §5.2.3); γ = λ_max(M)/‖Φ_q(q₀)‖²
+    makes both terms of A of one size at assembly."""
     ev = _Evaluator(nm)
     b = ProgramBuilder("nc_accelerations", "accelerations and multipliers (Lagrange + Baumgarte)")
     q, qd, tau = _state_inputs(b, nm)
-    minv = _const(np.linalg.inv(nm.mass_matrix))
     pq = ev.phi_q(b, q)
     phi = ev.phi(b, q)
     jdq = ev.phi_q_dot_qdot(b, q, qd)
@@ -168,16 +175,31 @@ def accelerations_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
     rate = _mat_vec(b, pq, qd)
     g = [b.emit(-jdq[i] - 2 * a * rate[i] - a * a * phi[i]) for i in range(nm.m)]
     forces = ev.forces(b, q, qd, tau)
-    free = [b.emit(esum(minv[i][j] * forces[j] for j in range(nm.n))) for i in range(nm.n)]
-    # W = M⁻¹ Φ_qᵀ (n × m), S = Φ_q W (m × m)
-    w = [[b.emit(esum(minv[i][k] * pq[c][k] for k in range(nm.n))) for c in range(nm.m)]
-         for i in range(nm.n)]
-    s = [[b.emit(esum(pq[r][k] * w[k][c] for k in range(nm.n))) for c in range(nm.m)]
+    n = nm.n
+    if nm.mass_matrix_regular:
+        minv = _const(np.linalg.inv(nm.mass_matrix))
+        free = [b.emit(esum(minv[i][j] * forces[j] for j in range(n))) for i in range(n)]
+        # W = M⁻¹ Φ_qᵀ (n × m)
+        w = [[b.emit(esum(minv[i][k] * pq[c][k] for k in range(n))) for c in range(nm.m)]
+             for i in range(n)]
+    else:
+        gamma = float(np.linalg.eigvalsh(nm.mass_matrix)[-1]) / max(
+            float(np.linalg.norm(nm.phi_q(nm.q0), 2)) ** 2, 1e-300)
+        mm = _const(nm.mass_matrix)
+        gram = _gram(b, pq, gamma)
+        lead = dense.ldlt(b, [[b.emit(mm[i][j] + gram[i][j]) for j in range(n)]
+                              for i in range(n)])
+        shifted = _mat_t_vec(b, pq, g)
+        free = dense.solve(b, lead, [b.emit(forces[i] + gamma * shifted[i]) for i in range(n)])
+        cols = [dense.solve(b, lead, [pq[c][k] for k in range(n)]) for c in range(nm.m)]
+        w = [[cols[c][i] for c in range(nm.m)] for i in range(n)]
+    # S = Φ_q W (m × m)
+    s = [[b.emit(esum(pq[r][k] * w[k][c] for k in range(n))) for c in range(nm.m)]
          for r in range(nm.m)]
-    rhs = [b.emit(esum(pq[r][k] * free[k] for k in range(nm.n)) - g[r]) for r in range(nm.m)]
+    rhs = [b.emit(esum(pq[r][k] * free[k] for k in range(n)) - g[r]) for r in range(nm.m)]
     lam = dense.solve(b, dense.ldlt(b, s), rhs)
-    qdd = [b.emit(free[i] - esum(w[i][c] * lam[c] for c in range(nm.m))) for i in range(nm.n)]
-    b.output("qdd", nm.n, qdd, "natural accelerations")
+    qdd = [b.emit(free[i] - esum(w[i][c] * lam[c] for c in range(nm.m))) for i in range(n)]
+    b.output("qdd", n, qdd, "natural accelerations")
     b.output("lam", nm.m, lam, "Lagrange multipliers")
     return b.build()
 
@@ -374,9 +396,16 @@ def describe_natural(nm: NaturalModel) -> str:
 def natural_model(model, springs: Sequence[Spring] = ()) -> NaturalModel:
     """The natural-coordinate model of ``model``: planar modelling for ``plane: xy``
     models, spatial otherwise; ``springs``: linear spring-dampers between body points."""
+    from ...model import SymgenError
     from .planar import planar_model
     from .spatial import spatial_model
 
+    for joint in model.joints:
+        if any(x != 0 for x in joint.armature):
+            raise SymgenError(
+                f"joint {joint.name!r}: armature has no natural-coordinate counterpart; "
+                "remove it to build the natural-coordinate model"
+            )
     nm = planar_model(model) if model.plane == "xy" else spatial_model(model)
     if springs:
         placed = []
@@ -388,9 +417,33 @@ def natural_model(model, springs: Sequence[Spring] = ()) -> NaturalModel:
     return nm
 
 
+def natural_sizes(nm: NaturalModel, programs: Sequence[Program]) -> list[tuple[str, int, str]]:
+    """The size macros of a natural-coordinate header (:attr:`KernelSet.sizes`): each
+    array length the kernels in ``programs`` use."""
+    by_name = {p.name: p for p in programs}
+    sizes = [("N", nm.n, "natural coordinates (length of q, qd, qdd)"),
+             ("M", nm.m, "constraints (length of phi, lam; rows of Phi_q)")]
+    if nm.dof is not None:
+        sizes.append(("DOF", nm.dof, "degrees of freedom of the mechanism"))
+    if nm.actuated:
+        sizes.append(("NJOINTS", len(nm.actuated),
+                      "1-DOF joints (length of tau, values, rates)"))
+    if "nc_velocities" in by_name:
+        zd = next(s for s in by_name["nc_velocities"].inputs if s.name == "zd")
+        sizes.append(("NINDEPENDENT", zd.size, "independent joints (length of zd)"))
+    if "nc_body_poses" in by_name:
+        sizes.append(("NBODIES", nm.modeller.model.nbodies, "bodies (rows of poses)"))
+    return sizes
+
+
 def natural_kernels(model, opts: NaturalOptions | None = None, nm: NaturalModel | None = None):
     """(NaturalModel, KernelSet) with every natural-coordinate kernel of ``model``,
-    optimised, ready for :meth:`KernelSet.write` / :meth:`KernelSet.compile`."""
+    optimised, ready for :meth:`KernelSet.write` / :meth:`KernelSet.compile`.
+
+    The header describes these kernels only: its size macros are :func:`natural_sizes`
+    (``<PREFIX>_N``, ``_M``, ...), its default prefix is ``<model>_natural`` (so it can be
+    included next to the tree kernels' ``<model>.h``)."""
+    from ...cnames import default_prefix
     from ...generate import KernelSet, Options
     from ...optimize import optimize
 
@@ -400,8 +453,11 @@ def natural_kernels(model, opts: NaturalOptions | None = None, nm: NaturalModel 
                 accelerations_program(nm, opts), step_program(nm, opts),
                 assemble_program(nm, opts), body_poses_program(nm)]
     programs += [p for p in (joint_values_program(nm), velocities_program(nm)) if p is not None]
-    ks = KernelSet(model.resolve(), Options())
-    ks.notes = natural_notes(nm)
+    resolved = model.resolve()
+    ks = KernelSet(resolved, Options(), sizes=natural_sizes(nm, programs),
+                   prefix=f"{default_prefix(resolved.name)}_natural")
+    bodies = nm.modeller.model.body_names
+    ks.notes = [*natural_notes(nm), "Bodies (rows of poses): " + ", ".join(bodies)]
     for program in programs:
         ks.programs[program.name] = optimize(program)
         ks.kernel_of[program.name] = program.name
@@ -421,6 +477,7 @@ __all__ = [
     "natural_kernels",
     "natural_model",
     "natural_notes",
+    "natural_sizes",
     "step_program",
     "velocities_program",
 ]

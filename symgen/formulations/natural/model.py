@@ -164,6 +164,74 @@ class NaturalModel:
         s = np.linalg.svd(self.phi_q(q), compute_uv=False)
         return int(np.sum(s > tol * max(s.max(initial=0.0), 1.0)))
 
+    @cached_property
+    def mass_null_space(self) -> np.ndarray:
+        """Orthonormal basis (n × k) of the null space of M; k = 0 when M is regular.
+
+        M is symmetric positive semi-definite; an eigenvalue below 10³·n·ε·λ_max is zero
+        (the eigenvalues' rounding error is O(n·ε·λ_max), and past that point the constant
+        M⁻¹ of ``nc_accelerations`` would keep no significant digit in those directions).
+        M is singular when a body without mass, or without rotational inertia about some
+        axis, owns natural coordinates (e.g. a point-mass body's unit vectors)."""
+        m = np.asarray(self.mass_matrix, float)
+        if m.size == 0:
+            return np.zeros((0, 0))
+        w, v = np.linalg.eigh(m)
+        tol = 1e3 * self.n * np.finfo(float).eps * max(float(w[-1]), 0.0)
+        return v[:, w <= tol]
+
+    @property
+    def mass_matrix_regular(self) -> bool:
+        """True when M is positive definite (see :attr:`mass_null_space`)."""
+        return self.mass_null_space.shape[1] == 0
+
+    def inertialess_motions(self, q: Sequence[float], tol: float = 1e-9) -> np.ndarray:
+        """Basis (n × k) of the velocities with no kinetic energy that the constraints allow
+        at q: null(M) ∩ null(Φ_q). Empty (k = 0) exactly when the leading matrices
+        M + c Φ_qᵀΦ_q (c > 0) of the augmented-Lagrangian formulations are positive definite,
+        i.e. when the accelerations are determined although M is singular (book §5.2.3:
+        the augmented Lagrangian needs M + Φ_qᵀαΦ_q, not M, to be regular)."""
+        null = self.mass_null_space
+        if null.shape[1] == 0 or self.m == 0:
+            return null
+        pq = self.phi_q(q)
+        _, s, vt = np.linalg.svd(pq @ null)
+        scale = max(float(np.linalg.norm(pq, 2)), 1.0)
+        rank = int(np.sum(s > tol * scale))
+        return null @ vt[rank:].T
+
+
+
+def check_inertia(nm: NaturalModel, modeller) -> None:
+    """Raise a :class:`SymgenError` naming the bodies when the mechanism, at its assembled
+    configuration, can move with zero kinetic energy (:meth:`NaturalModel.
+    inertialess_motions`): the equations of motion do not determine that motion in any
+    formulation. The bodies named are those whose pose changes along such a motion (each is
+    massless, or has no rotational inertia about the axis it turns about)."""
+    from ...model import SymgenError
+
+    free = nm.inertialess_motions(nm.q0) if nm.q0 is not None else np.zeros((nm.n, 0))
+    if free.shape[1] == 0:
+        return
+    model = modeller.model
+    moving = []
+    for b, body in enumerate(model.bodies):
+        rot, origin = modeller.body_pose_expr(b)
+        pose = sympy.Matrix([*sympy.Matrix(rot), *sympy.Matrix(origin)])
+        jac = sympy.lambdify([nm.symbols], pose.jacobian(nm.symbols), "numpy")
+        rate = np.asarray(jac(np.asarray(nm.q0, float)), float).reshape(len(pose), nm.n) @ free
+        if np.max(np.abs(rate), initial=0.0) > 1e-9:
+            moving.append(body)
+    names = ", ".join(f"'{b.name}'" for b in moving) or "(none)"
+    who = f"body {names} has" if len(moving) == 1 else f"bodies {names} have"
+    lacks = ("mass" if moving and all(float(b.mass) == 0.0 for b in moving)
+             else "rotational inertia")
+    raise SymgenError(
+        f"{nm.name}: {who} no {lacks} for a motion the joints leave free "
+        f"({free.shape[1]} such motion(s) at the assembled configuration), so the "
+        "natural-coordinate mass matrix is singular on the mechanism's motion and the "
+        "accelerations are undetermined; give the body a mass and a rotational inertia "
+        "about every axis it can turn about")
 
 
 def assembly_poses(model) -> dict[str, np.ndarray]:
@@ -231,6 +299,7 @@ __all__ = [
     "NaturalModel",
     "Spring",
     "bar_mass_matrix",
+    "check_inertia",
     "coordinate_reader",
     "spring_forces",
 ]

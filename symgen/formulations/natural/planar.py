@@ -37,6 +37,7 @@ from .model import (
     NaturalModel,
     assembly_poses,
     bar_mass_matrix,
+    check_inertia,
     coordinate_reader,
 )
 
@@ -242,6 +243,7 @@ class PlanarModeller:
         nm.joint_coordinates = self._coordinates(r)
         nm.joint_values = {k: coordinate_reader(nm, jc) for k, jc in nm.joint_coordinates.items()}
         nm.modeller = self
+        check_inertia(nm, self)
         return nm
 
     def _direction(self, body: int, world_dir: np.ndarray, r) -> sympy.Matrix:

@@ -35,6 +35,7 @@ from .model import (
     JointCoordinate,
     NaturalModel,
     assembly_poses,
+    check_inertia,
     coordinate_reader,
 )
 
@@ -269,6 +270,7 @@ class SpatialModeller:
         nm.joint_coordinates = self._coordinates()
         nm.joint_values = self._readers(nm)
         nm.modeller = self
+        check_inertia(nm, self)
         return nm
 
     def _inertia(self, b: int, base, x0: np.ndarray, M, Q, g) -> None:
