@@ -393,8 +393,9 @@ def _generation_options(command):
                      "given, the other parameters are baked in at their defaults. Default: "
                      "every declared parameter stays a runtime input."),
         click.option("--prefix", default=None, metavar="P",
-                     help="Prefix of every C symbol and the file names (default: the model "
-                     "name as a C identifier)."),
+                     help="Prefix of every C symbol and the file names: an ASCII C identifier "
+                     "starting with a letter, without '__' or a trailing '_' (default: the "
+                     "model name made one)."),
         click.option("--partition", metavar="auto|always|never", default=None,
                      help="Split multi-DOF joints into 1-DOF hinges (default auto: the "
                      "cheaper per kernel)."),
