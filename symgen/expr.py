@@ -196,10 +196,15 @@ class Mul(Expr):
 
 
 class Call(Expr):
-    """``fn(args...)`` for fn in sin, cos, sqrt (one argument) and atan2 (y, x)."""
+    """``fn(args...)``: one of the C99 ``<math.h>`` functions in :attr:`FUNCTIONS` (their
+    Python ``math`` counterparts have the same names and meanings)."""
 
     __slots__ = ("fn", "args")
-    FUNCTIONS = {"sin": math.sin, "cos": math.cos, "sqrt": math.sqrt, "atan2": math.atan2}
+    FUNCTIONS = {
+        "sin": math.sin, "cos": math.cos, "tan": math.tan, "asin": math.asin,
+        "acos": math.acos, "atan": math.atan, "atan2": math.atan2, "sqrt": math.sqrt,
+        "fabs": math.fabs, "pow": math.pow,
+    }
 
     def __init__(self, fn: str, *args: Expr) -> None:
         self.fn = fn
@@ -433,7 +438,7 @@ def is_atom(e: Expr) -> bool:
 # ---------------------------------------------------------------------- sympy bridge
 def from_sympy(x: sympy.Basic, mapping: Mapping[sympy.Symbol, Expr]) -> Expr:
     """A sympy expression of parameters as an :class:`Expr` (``mapping``: symbol → Expr)."""
-    if x.is_Number:
+    if x.is_Number or (x.is_number and x.is_real):  # numbers and constants such as pi
         return Num(float(x))
     if x.is_Symbol:
         if x in mapping:
@@ -456,11 +461,22 @@ def from_sympy(x: sympy.Basic, mapping: Mapping[sympy.Symbol, Expr]) -> Expr:
             return sqrt(b)
         if exp == -sympy.S.Half:
             return inv(sqrt(b))
-        raise ValueError(f"unsupported power {x} in a model expression")
-    for fn, name in ((sympy.sin, "sin"), (sympy.cos, "cos")):
+        return call("pow", b, from_sympy(exp, mapping))
+    if isinstance(x, sympy.atan2):
+        return call("atan2", *args)
+    if isinstance(x, sympy.Abs):
+        return call("fabs", args[0])
+    for fn, name in _SYMPY_FUNCTIONS:
         if isinstance(x, fn):
             return call(name, args[0])
     raise ValueError(f"unsupported function {x.func} in a model expression")
+
+
+#: sympy's one-argument functions and the :class:`Call` that computes each.
+_SYMPY_FUNCTIONS = (
+    (sympy.sin, "sin"), (sympy.cos, "cos"), (sympy.tan, "tan"), (sympy.asin, "asin"),
+    (sympy.acos, "acos"), (sympy.atan, "atan"),
+)
 
 
 __all__ = [

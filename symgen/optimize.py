@@ -16,6 +16,9 @@ from .expr import Add, Call, Expr, Less, Mul, Num, Select, Sym, extract_minus_si
 from .program import Program
 
 OP_KINDS = ("add", "mul", "div", "sqrt", "trig", "other")
+#: Kind of each function call; any other call (atan2, fabs, pow) counts as ``other``.
+_CALL_KINDS = {"sqrt": "sqrt", "sin": "trig", "cos": "trig", "tan": "trig", "asin": "trig",
+               "acos": "trig", "atan": "trig"}
 
 
 # ---------------------------------------------------------------------- operation counts
@@ -25,8 +28,8 @@ def count_ops(expr: Expr, counts: Counter | None = None) -> Counter:
     Conventions: an n-term sum is n−1 ``add`` (subtraction included); a product of n factors
     is n−1 ``mul`` plus one ``div`` when it has a denominator (``a*b/(c*d)``: 2 mul, 1 div);
     multiplying by ±1 and negation are free; ``x**k`` (k > 1) is k−1 mul; ``sqrt`` one
-    ``sqrt``; ``sin``/``cos`` one ``trig``; ``atan2`` and a selection (``a < b ? x : y``)
-    one ``other``.
+    ``sqrt``; ``sin``/``cos``/``tan`` and their inverses one ``trig``; ``atan2``, ``fabs``,
+    ``pow`` and a selection (``a < b ? x : y``) one ``other``.
     """
     c = Counter() if counts is None else counts
     _count(expr, c)
@@ -51,7 +54,7 @@ def _count(e: Expr, c: Counter) -> None:
         for base, _ in e.factors:
             _count(base, c)
     elif isinstance(e, Call):
-        kind = {"sqrt": "sqrt", "sin": "trig", "cos": "trig"}.get(e.fn, "other")
+        kind = _CALL_KINDS.get(e.fn, "other")
         c[kind] += 1
         for arg in e.args:
             _count(arg, c)

@@ -323,8 +323,8 @@ def check_generatable(model) -> None:
                 except (ValueError, TypeError, KeyError) as exc:
                     raise ModelError(
                         f"{where}: {label} {_short(x)} cannot be generated as C ({exc}; a "
-                        f"value that depends on parameters may use + - * /, integer powers, "
-                        f"sqrt, sin and cos)",
+                        f"value that depends on parameters may use + - * /, powers, abs, "
+                        f"sqrt and the trigonometric functions)",
                         source,
                     ) from None
 
