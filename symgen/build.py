@@ -41,7 +41,6 @@ from cffi.recompiler import recompile
 from .emit import CSource, emit_c
 from .generate import KernelSet
 from .model import SymgenError
-from .moving import require_moving_joint
 from .program import ArraySpec
 
 #: Flags of the cffi build (the generated C is also checked with the strict warning set,
@@ -60,14 +59,14 @@ def cache_dir() -> Path:
     return Path(base) / "symgen"
 
 
-def compiler_command() -> str:
-    """The C compiler: the first word of ``$CC``, else gcc."""
-    return (shlex.split(os.environ.get("CC", "")) or ["gcc"])[0]
-
-
 def _compiler_argv() -> list[str]:
     """``$CC`` with its arguments (e.g. ``ccache gcc``), else gcc."""
     return shlex.split(os.environ.get("CC", "")) or ["gcc"]
+
+
+def compiler_command() -> str:
+    """The C compiler: the first word of ``$CC``, else gcc."""
+    return _compiler_argv()[0]
 
 
 def compiler_identity(cc: str) -> str:
@@ -132,6 +131,8 @@ def _compile(src: CSource, module: str, work: Path, flags: Sequence[str]) -> Non
     ffi = cffi.FFI()
     ffi.cdef(_declarations(src))
     wrapper = work / f"{module}.c"
+    # cffi's recompile with call_c_compiler=False only writes the wrapper (no chdir, no
+    # distutils); ffi.emit_c_code is the same call but prints "generating ..." on stdout.
     recompile(ffi, module, f'#include "{src.header_name}"', c_file=str(wrapper),
               call_c_compiler=False, uses_ffiplatform=False, compiler_verbose=0)
     target = work / f"{module}{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}"
@@ -447,7 +448,6 @@ def compile_kernels(ks: KernelSet, real: str = "double", prefix: str | None = No
                     flags: Sequence[str] = DEFAULT_FLAGS) -> CompiledKernels:
     """Emit, compile (or take from the cache) and wrap the kernels of ``ks``. Safe to call
     from several threads and processes at once (see the module documentation)."""
-    require_moving_joint(ks.model)
     src = emit_c(ks, prefix=prefix, real=real)
     return CompiledKernels(ks, src, load_module(src, flags), real)
 

@@ -473,13 +473,12 @@ def verify_command(model_path, floating_base, kernel_list, real, params, prefix,
     symgen's reading and lumping of the file too; else one built from symgen's model (the
     output says which). A Pinocchio failure is reported as a skipped check; the verdict
     counts the performed checks and names what was skipped."""
-    from .verify import check_verifiable, random_states, verify_compiled
+    from .verify import random_states, verify_compiled
 
     _check_prefix(prefix)
     ks = _prepare(model_path, floating_base, kernel_list, real, params, partition, fd_method,
                   frames, external_forces, locks=locks)
     _base_hint(ks.model)
-    check_verifiable(ks.model)
     _say("compiling (double)")
     lib = ks.compile("double", prefix)
     float_lib = None

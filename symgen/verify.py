@@ -20,7 +20,6 @@ import numpy as np
 
 from . import reference as ref
 from .generate import KernelSet
-from .moving import require_moving_joint
 
 #: Tolerances of ``symgen verify``: double kernels against the reference and Pinocchio, and
 #: float kernels against the double ones.
@@ -245,12 +244,6 @@ def _batched(states: list[dict], names: list[str]) -> dict[str, np.ndarray]:
     return {n: np.array([s[n] for s in states]) for n in names}
 
 
-def check_verifiable(model) -> None:
-    """A model without a moving joint has nothing to compare: the one-line
-    :class:`~symgen.model.ModelError` of :func:`symgen.moving.require_moving_joint`."""
-    require_moving_joint(model)
-
-
 def verify_compiled(lib, states: list[dict], float_lib=None, pinocchio_from_source: bool = True
                     ) -> Report:
     """Compare every compiled kernel (batch form, all states at once) with the reference,
@@ -259,7 +252,6 @@ def verify_compiled(lib, states: list[dict], float_lib=None, pinocchio_from_sour
     ``pinocchio_from_source`` and possible (:func:`pinocchio_peer`); a Pinocchio failure
     becomes a skipped check, never an exception."""
     ks = lib.kernel_set
-    check_verifiable(ks.model)
     peer = pinocchio_peer(ks, pinocchio_from_source)
     report = Report([])
     if peer is None:
@@ -320,7 +312,6 @@ __all__ = [
     "PinocchioPeer",
     "Report",
     "check_compiled",
-    "check_verifiable",
     "pinocchio_peer",
     "pinocchio_value_function",
     "random_states",

@@ -29,10 +29,7 @@ def load(path: str | Path, floating_base: bool = False, lock: Locks | None = Non
         from .yaml_format import read_yaml as read
     else:
         raise ModelError(f"{p}: unknown model format {suffix!r} (expected .urdf, .yaml or .yml)")
-    try:
-        return read(p, floating_base=floating_base, lock=lock)
-    except RecursionError:  # the readers bound nesting; this is the last line of defence
-        raise ModelError(f"{p}: the model is nested too deeply to read") from None
+    return read(p, floating_base=floating_base, lock=lock)
 
 
 __all__ = ["Locks", "load"]

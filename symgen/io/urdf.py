@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..model import Limits, Model, ModelBuilder, ModelError, SourceRef
 from ..model.transform import mat_mul, rotation_from_rpy, transpose
+from . import Locks
 from ._xml import Node, parse_xml
 
 #: URDF joint type -> symgen joint type.
@@ -34,7 +35,9 @@ ROOT_JOINT = "root_joint"
 UNIVERSE = "universe"
 
 
-def read_urdf(path: str | Path, floating_base: bool = False, lock=None) -> Model:
+def read_urdf(
+    path: str | Path, floating_base: bool = False, lock: Locks | None = None
+) -> Model:
     """Read a URDF file into a validated :class:`Model`.
 
     With ``floating_base=False`` the URDF's root link (the one link that is no joint's child)
@@ -154,7 +157,7 @@ class _UrdfReader:
         return link
 
     # ------------------------------------------------------------------ model
-    def read(self, floating_base: bool, lock=None) -> Model:
+    def read(self, floating_base: bool, lock: Locks | None = None) -> Model:
         robot = parse_xml(self.path)
         if robot.tag != "robot":
             raise self.error(

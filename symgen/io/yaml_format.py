@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..model import JointType, Limits, Model, ModelBuilder, ModelError, SourceRef
 from ..model.scalars import Scalar
+from . import Locks
 from ._expr import ExpressionError, parse_value
 from ._yaml_loader import LineDict, LineList, load_yaml
 
@@ -65,7 +66,9 @@ GRAVITY_3D = (0.0, 0.0, -9.81)
 GRAVITY_PLANAR = (0.0, -9.81, 0.0)
 
 
-def read_yaml(path: str | Path, floating_base: bool = False, lock=None) -> Model:
+def read_yaml(
+    path: str | Path, floating_base: bool = False, lock: Locks | None = None
+) -> Model:
     """Read a symgen YAML model file into a validated :class:`Model`.
 
     ``floating_base=True`` adds a root body ``world`` and attaches the file's root body to it
@@ -242,7 +245,7 @@ class _YamlReader:
         return out
 
     # ------------------------------------------------------------------ sections
-    def read(self, floating_base: bool, lock=None) -> Model:
+    def read(self, floating_base: bool, lock: Locks | None = None) -> Model:
         doc = load_yaml(self.path)
         if doc is None:
             raise self.fail("empty model file", 1)

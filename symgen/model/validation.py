@@ -232,7 +232,7 @@ def joint_values(joint: Joint) -> list[tuple[str, Scalar]]:
             x = getattr(joint.limits, label)
             if x is not None:
                 items.append((f"{label} limit", x))
-    items += [("armature", x) for x in getattr(joint, "armature", ())]
+    items += [("armature", x) for x in joint.armature]
     return items
 
 
@@ -348,7 +348,7 @@ def check_generatable(model) -> None:
                     j.source,
                 )
             check(where, "pitch", [j.pitch], j.source)
-            check(where, "armature", getattr(j, "armature", ()), j.source)
+            check(where, "armature", j.armature, j.source)
     for f in model.frames:
         entries = [x for row in f.placement.rotation for x in row] + list(f.placement.translation)
         check(f"frame {f.name!r}", "origin", entries, f.source)

@@ -172,7 +172,7 @@ def pin_model_from_urdf(model: Model) -> pin.Model:
             raise ValueError(f"symgen's root {model.root!r} is not a link of {path.name}")
         pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer(), free[0].name)
     m = model.resolve()
-    locks = getattr(m, "locks", ())
+    locks = m.locks
     if locks:
         q_ref = pin.neutral(pm)
         ids = []
@@ -189,7 +189,7 @@ def pin_model_from_urdf(model: Model) -> pin.Model:
             ids.append(jid)
         pm = pin.buildReducedModel(pm, ids, q_ref)
     pm.gravity = pin.Motion(_arr(m.gravity), np.zeros(3))
-    if getattr(m, "has_armature", False):
+    if m.has_armature:
         pm.armature = Bridge(m, pm).v_to_pin(np.array(m.armature, dtype=float))
     return pm
 
@@ -208,7 +208,7 @@ def pinocchio_counterpart(model: Model, from_source: bool = True) -> tuple[Bridg
         else:
             assert model.source is not None
             how = "pinocchio.buildModelFromUrdf"
-            if getattr(model, "locks", ()):
+            if model.locks:
                 how += " + buildReducedModel"
             return bridge, f"Pinocchio's own reading of {Path(model.source.file).name} ({how})"
     bridge = Bridge(model, pin_model_from_symgen(model))
