@@ -1,5 +1,5 @@
 """Compile generated C with cffi (API mode), cache the module, and call it from numpy
-(design.md §5).
+(docs/architecture.md).
 
 The compiled module is cached under a hash of the C source, the compiler (its version
 line), the flags and the Python ABI, in ``$SYMGEN_CACHE_DIR``, else
@@ -13,7 +13,9 @@ discards its copy and loads the winner's; threads of one process building the sa
 wait for each other (one lock per key). Build directories whose process has died, or older
 than :data:`STALE_AFTER` seconds, are removed by the next build.
 
-Every kernel becomes a :class:`KernelFunction` taking numpy arrays: one argument set, or a
+The same shared library holds a second extension module, ``<module>_fast``
+(:mod:`symgen.fastcall`, numpy's C API): the single-call fast path. Every kernel becomes a
+:class:`KernelFunction` (:mod:`symgen.wrappers`) taking numpy arrays: one argument set, or a
 batch with a leading axis that runs as one C loop (the ``*_batch`` C function).
 """
 
@@ -39,14 +41,14 @@ import numpy as np
 from cffi.recompiler import recompile
 
 from .emit import CSource, emit_c
+from .fastcall import KEY_MODULE, fastcall_source
 from .generate import KernelSet
 from .model import SymgenError
-from .program import ArraySpec
+from .wrappers import DTYPES, CompiledKernels, KernelFunction
 
 #: Flags of the cffi build (the generated C is also checked with the strict warning set,
 #: which cffi's own wrapper code would not pass).
 DEFAULT_FLAGS = ("-O2", "-std=c99")
-DTYPES = {"double": np.float64, "float": np.float32}
 #: A ``.build-*`` directory older than this (seconds) is a dead build and is removed.
 STALE_AFTER = 3600.0
 
@@ -84,10 +86,9 @@ def compiler_identity(cc: str) -> str:
 
 
 def _declarations(src: CSource) -> str:
-    """The header's typedef and prototypes, for ``ffi.cdef``."""
-    lines = [line for line in src.header.splitlines()
-             if line.startswith("typedef ") or (line.startswith("void ") and line.endswith(";"))]
-    return "\n".join(lines)
+    """The typedef and prototypes for ``ffi.cdef``, from the emitted structure
+    (:meth:`symgen.emit.CSource.declarations`)."""
+    return src.declarations()
 
 
 def _python_flags() -> list[str]:
@@ -107,12 +108,14 @@ def _python_flags() -> list[str]:
     return flags
 
 
-def build_key(src: CSource, cc_identity: str, flags: Sequence[str]) -> str:
-    """sha256 of everything the compiled module depends on (never of the cache location)."""
+def build_key(src: CSource, cc_identity: str, flags: Sequence[str],
+              extra: Sequence[str] = ()) -> str:
+    """sha256 of everything the compiled module depends on (never of the cache location);
+    ``extra``: more of it (the fast-call module's C and numpy's version)."""
     h = hashlib.sha256()
     for part in (src.header, src.source, cc_identity, " ".join(flags), cffi.__version__,
                  sys.version, sysconfig.get_config_var("EXT_SUFFIX") or "",
-                 " ".join(_python_flags())):
+                 " ".join(_python_flags()), *extra):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -125,9 +128,11 @@ def _module_file(directory: Path, module: str) -> Path | None:
     return None
 
 
-def _compile(src: CSource, module: str, work: Path, flags: Sequence[str]) -> None:
+def _compile(src: CSource, module: str, work: Path, flags: Sequence[str],
+             fast: str | None = None) -> None:
     """Build module ``module`` in ``work`` (which holds the model's .h and .c): cffi writes
-    the wrapper C, the compiler (a subprocess, absolute paths) builds and links both."""
+    the wrapper C, the compiler (a subprocess, absolute paths) builds and links both, and
+    ``fast`` (the C of the fast-call module, if any) into the same library."""
     ffi = cffi.FFI()
     ffi.cdef(_declarations(src))
     wrapper = work / f"{module}.c"
@@ -136,8 +141,13 @@ def _compile(src: CSource, module: str, work: Path, flags: Sequence[str]) -> Non
     recompile(ffi, module, f'#include "{src.header_name}"', c_file=str(wrapper),
               call_c_compiler=False, uses_ffiplatform=False, compiler_verbose=0)
     target = work / f"{module}{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}"
-    command = [*_compiler_argv(), *flags, f"-I{work}", str(wrapper), str(work / src.source_name),
-               *_python_flags(), "-o", str(target)]
+    sources = [str(wrapper), str(work / src.source_name)]
+    if fast is not None:
+        fast_c = work / f"{module}_fast.c"
+        fast_c.write_text(fast, encoding="ascii")
+        sources += [f"-isystem{np.get_include()}", str(fast_c)]
+    command = [*_compiler_argv(), *flags, f"-I{work}", *sources, *_python_flags(), "-o",
+               str(target)]
     try:
         run = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL,
                              errors="replace")
@@ -213,14 +223,15 @@ def _key_lock(key: str) -> threading.Lock:
         return _KEY_LOCKS.setdefault(key, threading.Lock())
 
 
-def _build(src: CSource, module: str, root: Path, final: Path, flags: Sequence[str]) -> Path:
+def _build(src: CSource, module: str, root: Path, final: Path, flags: Sequence[str],
+           fast: str | None = None) -> Path:
     """Build into a fresh directory in ``root`` and rename it to ``final``."""
     root.mkdir(parents=True, exist_ok=True)
     clean_stale_builds(root)
     work = Path(tempfile.mkdtemp(dir=root, prefix=f".build-{_host_tag()}-{os.getpid()}-"))
     try:
         src.write(work)
-        _compile(src, module, work, flags)
+        _compile(src, module, work, flags, fast)
         try:
             os.rename(work, final)
         except OSError:  # another process finished first: use its module
@@ -240,10 +251,27 @@ def _build(src: CSource, module: str, root: Path, final: Path, flags: Sequence[s
     return path
 
 
-def load_module(src: CSource, flags: Sequence[str] = DEFAULT_FLAGS):
-    """The compiled cffi module of ``src`` (built, or taken from the cache)."""
+def _import(name: str, path: Path, final: Path):
+    """Extension module ``name`` (its ``PyInit_<name>``) of the shared library ``path``."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(mod)
+    except ImportError as exc:
+        raise SymgenError(f"cannot load the compiled module {path}: {exc} (delete "
+                          f"{final} to rebuild it)") from None
+    return mod
+
+
+def load_modules(src: CSource, flags: Sequence[str] = DEFAULT_FLAGS, real: str | None = None):
+    """The compiled cffi module of ``src`` (built, or taken from the cache), and, when
+    ``real`` (the build's real type) is given and ``src`` lists its functions, the
+    fast-call module of :mod:`symgen.fastcall` from the same library (else None)."""
+    fast = real if src.functions else None  # the real type of the fast-call module's C
+    extra = [fastcall_source(src, fast, KEY_MODULE), np.__version__] if fast else []
     cc = compiler_command()
-    key = build_key(src, compiler_identity(cc), flags)
+    key = build_key(src, compiler_identity(cc), flags, extra)
     module = f"_symgen_{src.prefix}_{key[:12]}"
     root = cache_dir()
     final = root / key[:32]
@@ -251,197 +279,18 @@ def load_module(src: CSource, flags: Sequence[str] = DEFAULT_FLAGS):
         try:
             path = _module_file(final, module) if final.is_dir() else None
             if path is None:
-                path = _build(src, module, root, final, flags)
+                fast_c = fastcall_source(src, fast, f"{module}_fast") if fast else None
+                path = _build(src, module, root, final, flags, fast_c)
         except OSError as exc:
             raise _cache_error(root, exc) from None
-        spec = importlib.util.spec_from_file_location(module, path)
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        try:
-            spec.loader.exec_module(mod)
-        except ImportError as exc:
-            raise SymgenError(f"cannot load the compiled module {path}: {exc} (delete "
-                              f"{final} to rebuild it)") from None
-    return mod
+        mod = _import(module, path, final)
+        fast_mod = _import(f"{module}_fast", path, final) if fast else None
+    return mod, fast_mod
 
 
-class KernelFunction:
-    """One compiled kernel: ``f(q, v, ...)`` with numpy arrays, one call or a batch.
-
-    Shapes never guess. Each input has a documented shape ``S`` (``inputs[i].shape``, e.g.
-    ``q`` is ``(nq,)``, ``f_ext`` is ``(nbodies, 6)``, ``dt`` is ``(1,)``):
-
-    - one call: every argument has shape ``S``; an argument of more than one dimension may
-      also be given flat, ``(size,)``; a size-1 argument (``dt``, ``params`` of a
-      1-parameter model) may be a scalar. The result has the output's shape.
-    - a batch of ``n``: at least one argument has shape ``(n, *S)`` (exactly one more
-      dimension than documented); every such argument must agree on ``n``. The others are
-      single-call arguments, used for every entry of the batch; a size-1 argument may also be
-      ``(n,)``, one scalar per entry. The result has shape ``(n, *output shape)``; it runs
-      as one C loop.
-
-    Anything else (e.g. a 1-D ``params`` of the wrong length) raises ``ValueError`` naming
-    the kernel, the argument, the expected and the given shape. Inputs are converted to the
-    build's real type; in a float build a finite value beyond the float range raises
-    ``ValueError`` (it would become inf), while inf and nan pass through as in C.
-    """
-
-    def __init__(self, name: str, inputs: Sequence[ArraySpec], outputs: Sequence[ArraySpec],
-                 ffi, lib, c_name: str, real: str, defaults: dict[str, np.ndarray]) -> None:
-        self.name = name
-        self.inputs = tuple(inputs)
-        self.outputs = tuple(outputs)
-        self._ffi, self._single = ffi, getattr(lib, c_name)
-        self._batch = getattr(lib, c_name + "_batch")
-        self._ctype = f"{real}[]"
-        self.dtype = DTYPES[real]
-        self._defaults = defaults
-        returns = ", ".join(s.name for s in self.outputs)
-        self.__doc__ = f"{name}({', '.join(s.name for s in inputs)}) -> {returns}"
-
-    def __repr__(self) -> str:
-        return f"<compiled kernel {self.__doc__}>"
-
-    def _arguments(self, args: tuple, kwargs: dict) -> list[np.ndarray]:
-        names = [s.name for s in self.inputs]
-        if len(args) > len(names):
-            raise TypeError(f"{self.name}() takes {len(names)} arrays ({', '.join(names)}), "
-                            f"got {len(args)}")
-        values = dict(zip(names, args, strict=False))
-        for key, value in kwargs.items():
-            if key not in names:
-                raise TypeError(f"{self.name}() got an unexpected argument {key!r} "
-                                f"(arguments: {', '.join(names)})")
-            if key in values:
-                raise TypeError(f"{self.name}() got two values for {key!r}")
-            values[key] = value
-        out = []
-        for spec in self.inputs:
-            if spec.name not in values:
-                if spec.name in self._defaults:
-                    values[spec.name] = self._defaults[spec.name]
-                else:
-                    raise TypeError(f"{self.name}() is missing the argument {spec.name!r}")
-            out.append(_real_array(self.name, spec.name, values[spec.name]))
-        return out
-
-    def __call__(self, *args, **kwargs):
-        """The output array, or a tuple of arrays for a kernel with several outputs."""
-        arrays = self._arguments(args, kwargs)
-        batch = _batch_size(self.name, self.inputs, arrays)
-        prepared = [self._prepare(spec, a, batch) for spec, a in zip(self.inputs, arrays,
-                                                                     strict=True)]
-        results = [
-            np.empty(spec.shape if batch is None else (batch, *spec.shape), dtype=self.dtype)
-            for spec in self.outputs
-        ]
-        if batch == 0:
-            return results[0] if len(results) == 1 else tuple(results)
-        ptrs = [self._ffi.from_buffer(self._ctype, a) for a in prepared]
-        ptrs += [self._ffi.from_buffer(self._ctype, r, require_writable=True) for r in results]
-        if batch is None:
-            self._single(*ptrs)
-        else:
-            self._batch(batch, *ptrs)
-        return results[0] if len(results) == 1 else tuple(results)
-
-    def _prepare(self, spec: ArraySpec, a: np.ndarray, batch: int | None) -> np.ndarray:
-        """``a`` as a contiguous array of the build's real type: ``(size,)`` for one call,
-        ``(batch, size)`` for a batch (a single-call argument repeated)."""
-        if batch is None:
-            flat = a.reshape(spec.size)
-        elif a.ndim == len(spec.shape) + 1:
-            flat = a.reshape(batch, spec.size)
-        elif spec.size == 1 and a.shape == (batch,):
-            flat = a.reshape(batch, 1)
-        else:
-            flat = np.broadcast_to(a.reshape(1, spec.size), (batch, spec.size))
-        if flat.dtype == self.dtype:
-            return np.ascontiguousarray(flat)
-        with np.errstate(over="raise", invalid="ignore"):
-            try:
-                return np.ascontiguousarray(flat, dtype=self.dtype)
-            except FloatingPointError:
-                top = float(np.finfo(self.dtype).max)
-                raise ValueError(
-                    f"{self.name}: {spec.name} has a value beyond the {self.dtype.__name__} "
-                    f"range (|x| > {top:.3g}) of this build"
-                ) from None
-
-
-def _real_array(kernel: str, name: str, value) -> np.ndarray:
-    a = np.asarray(value)
-    if a.dtype.kind not in "fiu":
-        raise TypeError(f"{kernel}: {name} must be a real numeric array, got dtype {a.dtype}")
-    return a
-
-
-def _shape_text(shape: tuple[int, ...], batch: str | None = None) -> str:
-    items = ([batch] if batch else []) + [str(n) for n in shape]
-    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
-
-
-def _batch_size(kernel: str, specs: Sequence[ArraySpec], arrays: Sequence[np.ndarray]
-                ) -> int | None:
-    """None for one call, else the batch size: see :class:`KernelFunction` for the rule."""
-    batch = None
-    for spec, a in zip(specs, arrays, strict=True):
-        if a.ndim == len(spec.shape) + 1 and a.shape[1:] == spec.shape:
-            if batch is not None and a.shape[0] != batch:
-                raise ValueError(f"{kernel}: batch sizes differ ({batch} and {a.shape[0]}, "
-                                 f"the leading axis of {spec.name})")
-            batch = int(a.shape[0])
-    for spec, a in zip(specs, arrays, strict=True):
-        single = (a.shape == spec.shape or a.shape == (spec.size,)
-                  or (spec.size == 1 and a.ndim == 0))
-        batched = batch is not None and (
-            (a.ndim == len(spec.shape) + 1 and a.shape[1:] == spec.shape)
-            or (spec.size == 1 and a.shape == (batch,)))
-        if not (single or batched):
-            one, many = _shape_text(spec.shape), _shape_text(spec.shape, "n")
-            if spec.size == 1:
-                expected = (f"be a scalar or have shape {one} for one call, {many} or (n,) "
-                            "for a batch")
-            else:
-                expected = f"have shape {one} for one call or {many} for a batch"
-            raise ValueError(f"{kernel}: {spec.name} must {expected} of n, got shape "
-                             f"{a.shape}")
-    return batch
-
-
-class CompiledKernels:
-    """The compiled kernels of one model: ``lib.mass_matrix(q)``, ``lib["..."]``."""
-
-    def __init__(self, ks: KernelSet, src: CSource, module, real: str) -> None:
-        self.kernel_set = ks
-        self.source = src
-        self.real = real
-        model = ks.model
-        defaults = {}
-        if model.parameters:
-            defaults["params"] = np.array([p.default for p in model.parameters])
-        self.functions: dict[str, KernelFunction] = {}
-        for name, program in ks.programs.items():
-            self.functions[name] = KernelFunction(
-                name, program.inputs, program.output_specs, module.ffi, module.lib,
-                f"{src.prefix}_{name}", real, defaults,
-            )
-
-    def __getitem__(self, name: str) -> KernelFunction:
-        try:
-            return self.functions[name]
-        except KeyError:
-            known = ", ".join(self.functions)
-            raise SymgenError(f"no compiled kernel {name!r} (kernels: {known})") from None
-
-    def __getattr__(self, name: str) -> KernelFunction:
-        functions = self.__dict__.get("functions", {})
-        if name in functions:
-            return functions[name]
-        raise AttributeError(name)
-
-    def __dir__(self):
-        return sorted(set(super().__dir__()) | set(self.functions))
+def load_module(src: CSource, flags: Sequence[str] = DEFAULT_FLAGS):
+    """The compiled cffi module of ``src`` (built, or taken from the cache)."""
+    return load_modules(src, flags)[0]
 
 
 def compile_kernels(ks: KernelSet, real: str = "double", prefix: str | None = None,
@@ -449,17 +298,20 @@ def compile_kernels(ks: KernelSet, real: str = "double", prefix: str | None = No
     """Emit, compile (or take from the cache) and wrap the kernels of ``ks``. Safe to call
     from several threads and processes at once (see the module documentation)."""
     src = emit_c(ks, prefix=prefix, real=real)
-    return CompiledKernels(ks, src, load_module(src, flags), real)
+    module, fast = load_modules(src, flags, real)
+    return CompiledKernels(ks, src, module, real, fast)
 
 
 __all__ = [
     "DEFAULT_FLAGS",
     "CompiledKernels",
+    "DTYPES",
     "KernelFunction",
     "cache_dir",
     "compile_kernels",
     "compiler_command",
     "load_module",
+    "load_modules",
 ]
 
 

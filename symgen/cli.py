@@ -15,7 +15,7 @@ from typing import NoReturn
 
 import click
 
-from . import __version__
+from . import __version__, registry
 from .generate import FD_METHODS, PARTITION_CHOICES, Options, generate
 from .io import load
 from .kernels import KERNELS
@@ -354,17 +354,24 @@ def _ops_table(kernel_set, counts: dict[str, dict[str, int]]) -> str:
 
 
 def _closing_line(kernel_set) -> str:
-    """Which forward-dynamics method ``forward_dynamics`` uses, and where the partitioning
-    of each kernel shows when the model has multi-DOF joints."""
-    if "forward_dynamics" not in kernel_set.programs:
-        text = "forward_dynamics: not derived (not in --kernels)"
-    else:
-        method = kernel_set.choices.get("forward_dynamics", "").split(", ")[0]
-        requested = kernel_set.options.forward_dynamics
+    """Which variant each kernel with variants uses (the forward-dynamics method), and where
+    the partitioning of each kernel shows when the model has multi-DOF joints."""
+    lines = []
+    for name, kernel in KERNELS.items():
+        if not kernel.variants:
+            continue
+        what = name.replace("_", "-") + " method"
+        if name not in kernel_set.programs:
+            lines.append(f"{name}: not derived (not in --kernels)")
+            continue
+        method = kernel_set.choices.get(name, "").split(", ")[0]
+        requested = getattr(kernel_set.options, name, "auto")
         if requested == "auto":
-            text = f"default forward-dynamics method: {method} (the cheaper of aba and ltdl)"
+            methods = " and ".join(v.removeprefix(f"{name}_") for v in kernel.variants)
+            lines.append(f"default {what}: {method} (the cheaper of {methods})")
         else:
-            text = f"forward-dynamics method: {method} (--fd-method {requested})"
+            lines.append(f"{what}: {method} (--fd-method {requested})")
+    text = "; ".join(lines)
     if any(j.nv > 1 for j in kernel_set.model.joints):
         partition = kernel_set.options.partition
         text += (
@@ -428,6 +435,9 @@ def _prepare(model_path, floating_base, kernel_list, real, params, partition, fd
         names = [k.strip() for k in kernel_list.split(",") if k.strip()]
         if not names:
             raise SymgenError("--kernels names no kernel")
+    if names and registry.formulation_of(names) != "tree":
+        # another formulation's kernels (natural coordinates): its own default options
+        return _derive_with_progress(model, names, None)
     options = Options(
         partition=partition or "auto",
         forward_dynamics=fd_method or "auto",

@@ -1,5 +1,5 @@
 """C emission: a model's programs as one C99 header and source, through the Jinja2
-templates in ``symgen/templates/`` (design.md §4).
+templates in ``symgen/templates/`` (docs/architecture.md).
 
 Every decision is made here: names (every symbol prefixed; model names reach the C only
 through :mod:`symgen.cnames`, escaped in comments and made identifiers), the size macros
@@ -23,38 +23,52 @@ import jinja2
 
 from . import __version__
 from .cnames import c_comment_text, c_identifier, c_name_text, check_prefix, default_prefix
+from .formulations.tree_kernels import INPUT_DOCS
 from .generate import KernelSet
-from .kernels import INPUT_DOCS, KERNELS
 from .model import SymgenError
 from .printing import CPrinter
 from .program import ArraySpec, Program
+from .registry import all_kernels
 
 REALS = ("double", "float")
 #: The Jinja2 templates, shipped inside the package (package data ``symgen/templates/*.j2``).
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 
-OUTPUT_DOCS = {
-    "poses": "world pose [R | p] (3x4, row-major) of every body, then every named frame",
-    "J": "Jacobian, rows [angular; linear] (6 x nv, row-major)",
-    "Jdot_v": "Jdot(q, v)*v: classical acceleration [wdot; pddot] at zero joint acceleration",
-    "tau": "joint forces and torques (nv), N and N·m",
-    "M": "joint-space mass matrix (nv x nv, row-major)",
-    "Minv": "inverse of the mass matrix (nv x nv, row-major)",
-    "a": "joint accelerations (nv)",
-    "energy": "[kinetic, potential] energy, J",
-    "q_next": "configuration q (+) v*dt (nq)",
-}
+
+
+@dataclass(frozen=True)
+class CFunction:
+    """One emitted kernel: its C name, the name of its batch loop, its arguments (inputs,
+    then outputs) and both prototypes as printed (:class:`symgen.printing.CPrinter`)."""
+
+    name: str
+    batch_name: str
+    program: str
+    inputs: tuple[ArraySpec, ...]
+    outputs: tuple[ArraySpec, ...]
+    prototype: str
+    batch_prototype: str
 
 
 @dataclass(frozen=True)
 class CSource:
-    """The generated header and source of one model."""
+    """The generated header and source of one model, and the structure they were printed
+    from: the real typedef and every function (what a binding such as cffi declares)."""
 
     prefix: str
     header_name: str
     source_name: str
     header: str
     source: str
+    typedef: str = ""
+    functions: tuple[CFunction, ...] = ()
+
+    def declarations(self) -> str:
+        """The typedef and every prototype, one declaration per line (for ``ffi.cdef``)."""
+        lines = [self.typedef] if self.typedef else []
+        for f in self.functions:
+            lines += [f"{f.prototype};", f"{f.batch_prototype};"]
+        return "\n".join(lines)
 
     def write(self, directory: str | os.PathLike) -> list[Path]:
         """Write both files into ``directory`` (created if needed), together or not at all:
@@ -106,47 +120,44 @@ def _ops_text(program: Program) -> str:
     return f"{c['total']} ({', '.join(parts) or 'none'})"
 
 
-def _function(ks: KernelSet, name: str, prefix: str, printer: CPrinter) -> dict:
+def _function(ks: KernelSet, name: str, prefix: str, printer: CPrinter
+              ) -> tuple[CFunction, dict]:
+    """The structure of one kernel's C function and its template context."""
     program = ks[name]
-    kernel = ks.kernel_of[name]
-    catalogue = kernel in KERNELS  # tree kernels: the catalogue's argument documentation
-    summary = ascii_text(KERNELS[kernel].summary if catalogue else program.doc)
+    kernel = all_kernels().get(ks.kernel_of[name])
+    # tree kernels: the registry's documentation; others: the program's own
+    catalogue = kernel is not None and kernel.formulation == "tree"
+    summary = ascii_text(kernel.summary if catalogue else program.doc)
+    output_docs = {o.name: o.doc for o in kernel.outputs} if kernel is not None else {}
     if name in ks.frame_of:
         frame = c_comment_text(ks.frame_of[name]).replace("'", "\\x27")
         summary += f" (frame '{frame}', {ks.options.jacobian_reference})"
     if name in ks.choices:
         summary += f" [{ascii_text(ks.choices[name])}]"
-    real = f"{prefix}_real"
     inputs = [_argument("in ", s, INPUT_DOCS.get(s.name, s.doc) if catalogue else s.doc)
               for s in program.inputs]
-    outputs = [_argument("out", s, OUTPUT_DOCS.get(s.name, s.doc) if catalogue else s.doc)
+    outputs = [_argument("out", s, output_docs[s.name] if catalogue else s.doc)
                for s in program.output_specs]
     fname = f"{prefix}_{name}"
-    params = [f"const {real} {a['name']}[{a['size']}]" for a in inputs]
-    params += [f"{real} {a['name']}[{a['size']}]" for a in outputs]
-    batch = [f"const {real} *{a['name']}" for a in inputs] + [f"{real} *{a['name']}"
-                                                            for a in outputs]
-    used: set[str] = set()
-    for _, expr in program.assignments:
-        used |= {s.name for s in expr.symbols()}
-    for _, exprs in program.outputs:
-        for e in exprs:
-            used |= {s.name for s in e.symbols()}
-    used_arrays = {u.split("[")[0] for u in used if "[" in u}
+    function = CFunction(
+        fname, f"{fname}_batch", name, program.inputs, program.output_specs,
+        printer.prototype(fname, program.inputs, program.output_specs),
+        printer.batch_prototype(f"{fname}_batch", program.inputs, program.output_specs),
+    )
+    read = program.input_arrays_read()
     try:
-        body = [f"const {real} {sym} = {printer(expr)};" for sym, expr in program.assignments]
-        for spec, exprs in program.outputs:
-            body += [f"{spec.name}[{i}] = {printer(e)};" for i, e in enumerate(exprs)]
+        body = [printer.statement(st) for st in program.statements()]
     except SymgenError as exc:
         raise SymgenError(f"kernel {name}: {exc}") from None
-    return {
+    return function, {
         "name": fname,
         "summary": summary,
         "arguments": inputs + outputs,
         "ops": _ops_text(program),
-        "prototype": f"void {fname}({', '.join(params)})",
-        "batch_prototype": f"void {fname}_batch(size_t count, {', '.join(batch)})",
-        "unused": [a["name"] for a in inputs if a["name"] not in used_arrays],
+        "prototype": function.prototype,
+        "batch_name": function.batch_name,
+        "batch_prototype": function.batch_prototype,
+        "unused": [a["name"] for a in inputs if a["name"] not in read],
         "body": body,
     }
 
@@ -155,8 +166,7 @@ def _conventions(ks: KernelSet) -> list[str]:
     """The header's documentation block: conventions, the tree layout when the set has
     catalogue (tree) kernels, and the kernel set's notes. Names pass through
     :func:`c_name_text`, notes through :func:`ascii_text`."""
-    tree = any(k in KERNELS for k in ks.kernel_of.values())
-    if not tree:
+    if ks.formulation != "tree":
         return [
             "Conventions (docs/conventions.md): SI units; matrices row-major.",
             "The *_batch functions apply the kernel to `count` consecutive argument sets",
@@ -253,8 +263,9 @@ def emit_c(ks: KernelSet, prefix: str | None = None, real: str = "double") -> CS
     sizes = [(f"{prefix.upper()}_{suffix}", value, ascii_text(doc))
              for suffix, value, doc in ks.sizes]
     guard = _check_symbols(prefix, ks, ks.sizes)
-    printer = CPrinter(real)
-    functions = [_function(ks, name, prefix, printer) for name in ks.programs]
+    printer = CPrinter(real, f"{prefix}_real")
+    emitted = [_function(ks, name, prefix, printer) for name in ks.programs]
+    functions = [context for _, context in emitted]
     digest = content_hash(ks, prefix, real)
     model_name = c_comment_text(ks.model.name).replace("'", "\\x27")
     banner = (
@@ -276,7 +287,9 @@ def emit_c(ks: KernelSet, prefix: str | None = None, real: str = "double") -> CS
     }
     header = _check_text(env.get_template("model.h.j2").render(context), header_name)
     source = _check_text(env.get_template("model.c.j2").render(context), source_name)
-    return CSource(prefix, header_name, source_name, header, source)
+    return CSource(prefix, header_name, source_name, header, source,
+                   typedef=f"typedef {real} {prefix}_real;",
+                   functions=tuple(function for function, _ in emitted))
 
 
-__all__ = ["CSource", "OUTPUT_DOCS", "REALS", "c_identifier", "content_hash", "emit_c"]
+__all__ = ["CFunction", "CSource", "REALS", "c_identifier", "content_hash", "emit_c"]

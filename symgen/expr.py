@@ -5,7 +5,8 @@ general machinery (assumptions, automatic simplification) costs tens of microsec
 operation, which made generation slow. Programs only need a commutative ring with
 division and a few functions, so symgen's IR uses this canonical form instead:
 
-- :class:`Num` (a float), :class:`Sym` (an input element ``q[3]`` or a temporary ``t12``);
+- :class:`Num` (a float), :class:`Sym` (a temporary ``t12``), :class:`Elem` (element 3 of
+  input array ``q``, a symbol whose layout the printer decides);
 - :class:`Add` ``const + Σ cᵢ·bᵢ`` with coefficient-free bases bᵢ;
 - :class:`Mul` ``c · Π bᵢ^eᵢ`` with integer exponents (negative: division);
 - :class:`Call` ``sin``, ``cos``, ``sqrt``; :class:`Select` ``then if a < b else other``.
@@ -144,6 +145,19 @@ class Sym(Expr):
     def __init__(self, name: str) -> None:
         self.name = name
         super().__init__(name)
+
+
+class Elem(Sym):
+    """Element ``index`` of input array ``array`` (flattened row-major). The printer decides
+    its layout (``q[3]`` in scalar C and Python, a lane load in a vectorised batch); its
+    structural key is the scalar spelling, so programs sort and hash as before."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array: str, index: int) -> None:
+        self.array = array
+        self.index = index
+        super().__init__(f"{array}[{index}]")
 
 
 class Add(Expr):
@@ -484,6 +498,7 @@ __all__ = [
     "ZERO",
     "Add",
     "Call",
+    "Elem",
     "Expr",
     "Less",
     "Mul",

@@ -1,4 +1,4 @@
-"""Generation: derive and optimise the programs of a model's kernels (design.md §5).
+"""Generation: derive and optimise the programs of a model's kernels.
 
 ``symgen.generate(model)`` returns a :class:`KernelSet`: one optimised
 :class:`~symgen.program.Program` per kernel (one per frame for the per-frame kernels), the
@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from . import registry
 from .cnames import c_identifier
 from .formulations.kinematics import REFERENCES
-from .formulations.spatial_operators import build_kernel
-from .formulations.tree import SNAP_TOLERANCE, has_partitionable
-from .kernels import DEFAULT_KERNELS, KERNELS
+from .formulations.tree import SNAP_TOLERANCE
 from .model import Model, SymgenError
 from .moving import require_moving_joint
 from .optimize import optimize
@@ -86,6 +86,11 @@ class KernelSet:
     sizes: list[tuple[str, int, str]] = field(default_factory=list)
     #: Default C prefix (None: from the model name, :func:`symgen.cnames.default_prefix`).
     prefix: str | None = None
+    #: The formulation that derived the programs, and its context (the tree formulation's
+    #: :class:`~symgen.formulations.tree_kernels.TreeContext`, or the natural-coordinate
+    #: model).
+    formulation: str = "tree"
+    context: Any = None
 
     def __getitem__(self, name: str) -> Program:
         try:
@@ -164,16 +169,6 @@ def assign_program_names(
     return names
 
 
-def tree_sizes(model: Model) -> list[tuple[str, int, str]]:
-    """The size macros of a tree kernel set (:attr:`KernelSet.sizes`)."""
-    return [
-        ("NQ", model.nq, "length of q"),
-        ("NV", model.nv, "length of v, a, tau"),
-        ("NBODIES", model.nbodies, "moving bodies (rows of f_ext)"),
-        ("NPARAMS", len(model.parameters), "runtime parameters"),
-    ]
-
-
 def default_frames(model: Model) -> tuple[str, ...]:
     """The frames of the per-frame kernels when none are given: the tips a user acts through.
 
@@ -214,21 +209,31 @@ def default_frames(model: Model) -> tuple[str, ...]:
     return tuple(frames + [b.name for b in model.bodies if b.name in bodies])
 
 
-def _check_kernels(kernels: Iterable[str]) -> list[str]:
-    out = list(kernels)
-    unknown = [k for k in out if k not in KERNELS]
-    if unknown:
-        raise SymgenError(
-            f"unknown kernel {unknown[0]!r} (kernels: {', '.join(KERNELS)})"
-        )
-    return out
-
-
-def _check_frames(model: Model, frames: Sequence[str]) -> None:
+def check_frames(model: Model, frames: Sequence[str]) -> None:
+    """Every name in ``frames`` is a body or frame of ``model`` (else a one-line error)."""
     known = set(model.frame_names) | set(model.body_names) | {model.root}
     for f in frames:
         if f not in known:
             raise SymgenError(f"model {model.name!r} has no body or frame named {f!r}")
+
+
+def _formulation_name(names: list[str] | None, options: object | None) -> str:
+    if names:
+        found = registry.formulation_of(names)
+        assert found is not None
+        return found
+    from .formulations.natural.kernels import NaturalOptions
+
+    return "natural" if isinstance(options, NaturalOptions) else "tree"
+
+
+def _check_outputs(kernel: registry.Kernel, program: Program, context: Any) -> None:
+    """The program has the outputs the registry declares, with their shapes."""
+    declared = [(o.name, tuple(o.shape(context))) for o in kernel.outputs]
+    built = [(s.name, s.shape) for s in program.output_specs]
+    if declared != built:
+        raise SymgenError(f"internal error: kernel {kernel.name} derived outputs {built}, "
+                          f"the registry declares {declared}")
 
 
 def generate(
@@ -236,25 +241,37 @@ def generate(
     kernels: Iterable[str] | None = None,
     options: Options | None = None,
     progress: Callable[[str], None] | None = None,
+    context: Any = None,
 ) -> KernelSet:
-    """Derive and optimise the programs of ``kernels`` (default: :data:`DEFAULT_KERNELS`).
+    """Derive and optimise the programs of ``kernels`` (registered names, all of one
+    formulation; default: the default kernels of the formulation ``options`` belong to —
+    :class:`Options` for the tree formulation, :class:`NaturalOptions` for natural
+    coordinates).
 
-    ``progress`` is called with one line per derived program.
+    ``progress`` is called with one line per derived program. ``context`` replaces the
+    formulation's own context of the model (e.g. a natural-coordinate model with springs,
+    :class:`~symgen.formulations.natural.registration.NaturalContext`).
     """
     require_moving_joint(model)
-    options = options or Options()
-    options.check()
-    names = _check_kernels(kernels if kernels is not None else DEFAULT_KERNELS)
-    frames = tuple(options.frames) if options.frames is not None else default_frames(model)
-    _check_frames(model, frames)
-    frames = tuple(dict.fromkeys(frames))  # a frame named twice gives one program
-    pose_names = tuple(model.body_names) + tuple(model.frame_names)
-    out = KernelSet(model, options, pose_names=pose_names, sizes=tree_sizes(model))
+    names = None if kernels is None else list(kernels)
+    if names is not None:
+        for k in names:
+            registry.get(k)
+    formulation = registry.formulation(_formulation_name(names, options))
+    options = options if options is not None else formulation.default_options()
+    formulation.check_options(options)
+    catalogue = registry.kernels_of(formulation.name)
+    if names is None:
+        names = [k for k, spec in catalogue.items() if spec.default]
+    if context is None:
+        context = formulation.context(model, options)
+    out = KernelSet(model, options, formulation=formulation.name, context=context,
+                    pose_names=getattr(context, "pose_names", ()))
     say = progress or (lambda _msg: None)
     targets = [
         (kernel, frame)
         for kernel in dict.fromkeys(names)
-        for frame in (list(frames) if KERNELS[kernel].per_frame else [None])
+        for frame in formulation.frames(catalogue[kernel], context)
     ]
     program_names = assign_program_names(targets)
     renamed = [(program_names[t], t[1]) for t in targets
@@ -262,78 +279,31 @@ def generate(
     if renamed:
         out.notes.append("Kernel names with a suffix (two names were equal as C identifiers):")
         out.notes += [f"  {name}: frame {frame!r}" for name, frame in renamed]
+    use_cse = getattr(options, "cse", True)
     for i, (kernel, frame) in enumerate(targets, start=1):
         name = program_names[kernel, frame]
         say(f"[{i}/{len(targets)}] deriving {name}")
-        program, choice, alternatives = _derive(model, kernel, frame, name, options, pose_names)
-        out.programs[name] = program
-        out.kernel_of[name] = kernel
-        if frame is not None:
-            out.frame_of[name] = frame
-        if choice:
-            out.choices[name] = choice
-        if len(alternatives) > 1:
-            out.alternatives[name] = alternatives
-    return out
-
-
-def _derive(
-    model: Model,
-    kernel: str,
-    frame: str | None,
-    name: str,
-    options: Options,
-    pose_names: tuple[str, ...],
-) -> tuple[Program, str, dict[str, int]]:
-    """The cheapest program among the allowed variants, a note on the choice, and the op
-    totals of every variant tried."""
-    spec = KERNELS[kernel]
-    partitions = [False]
-    if spec.uses_tree and has_partitionable(model):
-        partitions = {"auto": [False, True], "always": [True], "never": [False]}[
-            options.partition
-        ]
-    methods = [kernel]
-    if kernel == "forward_dynamics":
-        methods = {
-            "auto": ["forward_dynamics_aba", "forward_dynamics_ltdl"],
-            "aba": ["forward_dynamics_aba"],
-            "ltdl": ["forward_dynamics_ltdl"],
-        }[options.forward_dynamics]
-    best: tuple[int, Program, str] | None = None
-    totals: dict[str, int] = {}
-    for method in methods:
-        for partition in partitions:
-            program = optimize(
-                build_kernel(
-                    model,
-                    method,
-                    program_name=name,
-                    partition=partition,
-                    frame=frame,
-                    reference=options.jacobian_reference,
-                    external_forces=options.external_forces,
-                    pose_names=pose_names,
-                    snap=options.snap,
-                ),
-                use_cse=options.cse,
-            )
-            label = _label(kernel, method, partition, len(partitions) > 1 or partition)
+        best: tuple[int, Program, str] | None = None
+        totals: dict[str, int] = {}
+        for label, candidate in formulation.candidates(catalogue[kernel], context, name,
+                                                       frame, options):
+            program = optimize(candidate, use_cse=use_cse)
             total = program.op_counts()["total"]
             totals[label] = total
             if best is None or total < best[0]:
                 best = (total, program, label)
-    assert best is not None
-    return best[1], best[2], totals
-
-
-def _label(kernel: str, method: str, partition: bool, mention_partition: bool) -> str:
-    parts = []
-    if method != kernel:
-        parts.append(method.removeprefix("forward_dynamics_"))
-    if mention_partition:
-        parts.append("partitioned" if partition else "unpartitioned")
-    return ", ".join(parts)
+        assert best is not None
+        _check_outputs(catalogue[kernel], best[1], context)
+        out.programs[name] = best[1]
+        out.kernel_of[name] = kernel
+        if frame is not None:
+            out.frame_of[name] = frame
+        if best[2]:
+            out.choices[name] = best[2]
+        if len(totals) > 1:
+            out.alternatives[name] = totals
+    formulation.finish(out, context)
+    return out
 
 
 __all__ = [
@@ -344,6 +314,6 @@ __all__ = [
     "assign_program_names",
     "default_frames",
     "generate",
+    "check_frames",
     "program_name",
-    "tree_sizes",
 ]

@@ -1,5 +1,6 @@
 """Program optimisation: common-subexpression elimination, dead-code elimination, and
-operation counts (design.md §2).
+operation counts (the local optimisations of a basic block: Aho, Lam, Sethi & Ullman 2006,
+§8.5).
 
 The builder's hash-consing already shares every expression emitted twice; CSE here finds
 what hash-consing cannot see: a subexpression repeated *inside* different assignments

@@ -1,4 +1,9 @@
-"""Print :mod:`symgen.expr` expressions as Python or C source.
+"""Print :mod:`symgen.expr` expressions and :mod:`symgen.program` statements as Python or C
+source.
+
+A printer decides the layout of array elements (:meth:`Printer.element`: ``q[3]`` here; a
+vectorised printer loads a lane instead) and the spelling of each statement
+(:meth:`Printer.statement`) and, for C, of declarations and prototypes.
 
 Sums print as ``a - 2.5*b + c``, products as ``a*b/(c*d)``, integer powers as repeated
 products, ``sin``/``cos``/``sqrt`` as calls (``math.sin`` in Python; ``sinf`` in C with
@@ -11,11 +16,13 @@ or a float literal outside float's range: it raises :class:`~symgen.model.Symgen
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
-from .expr import Add, Call, Expr, Less, Mul, Num, Select, Sym
+from .expr import Add, Call, Elem, Expr, Less, Mul, Num, Select, Sym
 from .model import SymgenError
+from .program import ArraySpec, Assign, Statement, Store
 
 
 class Printer:
@@ -33,9 +40,31 @@ class Printer:
     def __call__(self, e: Expr) -> str:
         return self.expr(e)
 
+    def element(self, array: str, index: int) -> str:
+        """Element ``index`` (flattened row-major) of array ``array``."""
+        return f"{array}[{index}]"
+
+    def define(self, target: str, value: str) -> str:
+        """The definition of a temporary."""
+        return f"{target} = {value}"
+
+    def store(self, target: str, value: str) -> str:
+        """The store of an output element."""
+        return f"{target} = {value}"
+
+    def statement(self, st: Statement) -> str:
+        """One statement of a program body."""
+        if isinstance(st, Assign):
+            return self.define(self.expr(st.target), self.expr(st.value))
+        if isinstance(st, Store):
+            return self.store(self.element(st.array.name, st.index), self.expr(st.value))
+        raise TypeError(f"cannot print {type(st).__name__}")
+
     def expr(self, e: Expr) -> str:
         if isinstance(e, Num):
             return self.number(e.value)
+        if isinstance(e, Elem):
+            return self.element(e.array, e.index)
         if isinstance(e, Sym):
             return e.name
         if isinstance(e, Add):
@@ -98,10 +127,42 @@ class PythonPrinter(Printer):
 
 
 class CPrinter(Printer):
-    """C99; ``real="float"`` uses float literals and ``sinf``/``cosf``/``sqrtf``."""
+    """C99; ``real="float"`` uses float literals and ``sinf``/``cosf``/``sqrtf``.
+    ``type_name`` spells the real type in declarations (a typedef such as ``panda_real``)."""
 
-    def __init__(self, real: str = "double") -> None:
+    def __init__(self, real: str = "double", type_name: str | None = None) -> None:
         self.real = real
+        self.type_name = type_name or real
+
+    def define(self, target: str, value: str) -> str:
+        return f"const {self.type_name} {target} = {value};"
+
+    def store(self, target: str, value: str) -> str:
+        return f"{target} = {value};"
+
+    def parameters(self, inputs: Sequence[ArraySpec], outputs: Sequence[ArraySpec],
+                   pointers: bool = False) -> list[str]:
+        """The parameter list: ``const`` inputs, then outputs; sized arrays
+        (``const T q[7]``) or, with ``pointers``, pointers (``const T *q``)."""
+
+        def one(spec: ArraySpec, const: str) -> str:
+            if pointers:
+                return f"{const}{self.type_name} *{spec.name}"
+            return f"{const}{self.type_name} {spec.name}[{spec.size}]"
+
+        return [one(s, "const ") for s in inputs] + [one(s, "") for s in outputs]
+
+    def prototype(self, name: str, inputs: Sequence[ArraySpec],
+                  outputs: Sequence[ArraySpec]) -> str:
+        """``void name(const T q[nq], ..., T out[n])``."""
+        return f"void {name}({', '.join(self.parameters(inputs, outputs))})"
+
+    def batch_prototype(self, name: str, inputs: Sequence[ArraySpec],
+                        outputs: Sequence[ArraySpec]) -> str:
+        """``void name(size_t count, const T *q, ..., T *out)``: ``count`` argument sets,
+        each argument advancing by its own size."""
+        params = self.parameters(inputs, outputs, pointers=True)
+        return f"void {name}(size_t count, {', '.join(params)})"
 
     def number(self, value: float) -> str:
         """A C literal of ``value``: ``repr`` of the double (``2.0``, ``1e-300``), or for

@@ -1,10 +1,12 @@
-"""The Program IR: a kernel as a straight-line program (design.md §2).
+"""The Program IR: a kernel as a straight-line program.
 
 A :class:`Program` has named input arrays (``q``, ``v``, ``tau``, ``params``, ...), an ordered
 list of assignments ``t_k = expr(inputs, earlier temporaries)`` and named output arrays whose
 elements are atoms (numbers, input elements, temporaries or their negation). Element ``i`` of
-input array ``q`` is the symbol named ``q[i]``, so that the printed program is valid
-Python and C at once; temporaries are named ``t0, t1, ...``.
+input array ``q`` is the node :class:`~symgen.expr.Elem` ``(q, i)``, whose memory layout the
+printer decides; temporaries are symbols ``t0, t1, ...``. :meth:`Program.statements` gives the
+body as :class:`Assign` (a temporary's definition) and :class:`Store` (an output element)
+statements, which a printer (:mod:`symgen.printing`) turns into a language.
 
 Formulations build a program with :class:`ProgramBuilder`: :meth:`~ProgramBuilder.emit` passes
 atoms through, reuses the temporary of an expression emitted before (hash-consing, up to sign)
@@ -17,14 +19,13 @@ and dead-code elimination and counts operations.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
-from .expr import Expr, Sym, as_expr, extract_minus_sign, is_atom
-from .printing import PythonPrinter
+from .expr import Elem, Expr, Sym, as_expr, extract_minus_sign, is_atom
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,27 @@ class ArraySpec:
     @property
     def size(self) -> int:
         return math.prod(self.shape)
+
+
+@dataclass(frozen=True)
+class Assign:
+    """Statement: define temporary ``target`` as ``value`` (assigned once, never changed)."""
+
+    target: Sym
+    value: Expr
+
+
+@dataclass(frozen=True)
+class Store:
+    """Statement: element ``index`` (flattened row-major) of output array ``array`` is
+    ``value``."""
+
+    array: ArraySpec
+    index: int
+    value: Expr
+
+
+Statement = Assign | Store
 
 
 @dataclass(frozen=True)
@@ -61,25 +83,39 @@ class Program:
 
         return program_op_counts(self)
 
+    def statements(self) -> Iterator[Statement]:
+        """The body in order: every temporary's definition, then every output element."""
+        for sym, expr in self.assignments:
+            yield Assign(sym, expr)
+        for spec, exprs in self.outputs:
+            for i, e in enumerate(exprs):
+                yield Store(spec, i, e)
+
+    def input_arrays_read(self) -> set[str]:
+        """Names of the input arrays the body reads (the others are unused arguments)."""
+        used: set[str] = set()
+        for st in self.statements():
+            used |= {s.array for s in st.value.symbols() if isinstance(s, Elem)}
+        return used
+
     def lines(self) -> list[str]:
         """The program as text, one assignment or output element per line."""
+        from .printing import PythonPrinter
+
         printer = PythonPrinter()
         out = [f"# {self.name}({', '.join(s.name for s in self.inputs)})"]
-        out += [f"{sym} = {printer(expr)}" for sym, expr in self.assignments]
-        for spec, exprs in self.outputs:
-            out += [f"{spec.name}[{i}] = {printer(e)}" for i, e in enumerate(exprs)]
-        return out
+        return out + [printer.statement(st) for st in self.statements()]
 
     def python_source(self) -> str:
         """A Python function ``kernel(<inputs>)`` that evaluates the program with ``math``."""
+        from .printing import PythonPrinter
+
         printer = PythonPrinter()
         args = ", ".join(spec.name for spec in self.inputs)
         body = [f"def kernel({args}):"]
-        body += [f"    {sym} = {printer(expr)}" for sym, expr in self.assignments]
-        for spec, exprs in self.outputs:
-            items = ", ".join(printer(e) for e in exprs)
-            body.append(f"    out_{spec.name} = [{items}]")
-        names = ", ".join(f"{spec.name!r}: out_{spec.name}" for spec, _ in self.outputs)
+        body += [f"    {spec.name} = [0.0] * {spec.size}" for spec in self.output_specs]
+        body += [f"    {printer.statement(st)}" for st in self.statements()]
+        names = ", ".join(f"{spec.name!r}: {spec.name}" for spec in self.output_specs)
         body.append(f"    return {{{names}}}")
         return "\n".join(body) + "\n"
 
@@ -117,7 +153,7 @@ class Program:
 
 
 class ProgramBuilder:
-    """Builds a :class:`Program` one emitted expression at a time (design.md §2)."""
+    """Builds a :class:`Program` one emitted expression at a time."""
 
     def __init__(self, name: str, doc: str = "") -> None:
         self.name = name
@@ -134,7 +170,7 @@ class ProgramBuilder:
         if any(s.name == name for s in self._inputs):
             raise ValueError(f"{self.name}: input {name!r} declared twice")
         self._inputs.append(spec)
-        return [Sym(f"{name}[{i}]") for i in range(spec.size)]
+        return [Elem(name, i) for i in range(spec.size)]
 
     def output(
         self, name: str, shape: int | Sequence[int], values: Iterable[Expr], doc: str = ""
@@ -182,4 +218,4 @@ def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
     return (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
 
 
-__all__ = ["ArraySpec", "Program", "ProgramBuilder", "is_atom"]
+__all__ = ["ArraySpec", "Assign", "Program", "ProgramBuilder", "Statement", "Store", "is_atom"]

@@ -1,6 +1,6 @@
 """Verification of generated kernels against independent implementations: the numpy
 reference algorithms (:mod:`symgen.reference`) and, when PyPI ``pin`` is installed,
-Pinocchio (design.md §6). Used by ``symgen verify`` and by the tests.
+Pinocchio. Used by ``symgen verify`` and by the tests.
 
 Errors are relative: max|a − b| / max(max|b|, 1) over every element and state. Solutions of
 M x = y (forward dynamics, M⁻¹) are compared by their backward error
@@ -19,6 +19,7 @@ from functools import partial
 import numpy as np
 
 from . import reference as ref
+from . import registry
 from .generate import KernelSet
 
 #: Tolerances of ``symgen verify``: double kernels against the reference and Pinocchio, and
@@ -74,37 +75,29 @@ def random_states(ks: KernelSet, count: int, seed: int) -> list[dict]:
 
 
 def reference_value(ks: KernelSet, name: str, state: Mapping[str, object]) -> np.ndarray:
-    """What program ``name`` of ``ks`` must return at ``state``, from symgen.reference."""
-    model, kernel = ks.model, ks.kernel_of[name]
-    params = state.get("params_dict")
-    q, v, a, tau = (state.get(k) for k in ("q", "v", "a", "tau"))
-    f_ext = state.get("f_ext_dict") if ks.options.external_forces else None
-    frame, reference = ks.frame_of.get(name), ks.options.jacobian_reference
-    if kernel == "forward_kinematics":
-        poses = ref.forward_kinematics(model, q, params=params)
-        return np.array([poses[n][:3, :] for n in ks.pose_names]).reshape(-1, 3, 4)
-    if kernel == "frame_jacobian":
-        return ref.frame_jacobian(model, q, frame, reference, params=params)
-    if kernel == "frame_jacobian_dot_v":
-        return ref.frame_jacobian_dot_v(model, q, v, frame, reference, params=params)
-    if kernel == "inverse_dynamics":
-        return ref.inverse_dynamics(model, q, v, a, f_ext, params=params)
-    if kernel == "mass_matrix":
-        return ref.mass_matrix(model, q, params=params)
-    if kernel == "bias_forces":
-        return ref.bias_forces(model, q, v, params=params)
-    if kernel == "gravity_forces":
-        return ref.gravity_forces(model, q, params=params)
-    if kernel.startswith("forward_dynamics"):
-        return ref.forward_dynamics(model, q, v, tau, f_ext, params=params)
-    if kernel == "mass_matrix_inverse":
-        return np.linalg.inv(ref.mass_matrix(model, q, params=params))
-    if kernel == "energy":
-        return np.array([ref.kinetic_energy(model, q, v, params=params),
-                         ref.potential_energy(model, q, params=params)])
-    if kernel == "integrate":
-        return ref.integrate(model, q, v, float(state["dt"]), params=params)
-    raise ValueError(f"no reference for kernel {kernel!r}")
+    """What program ``name`` of ``ks`` must return at ``state`` in its first output (the
+    only one of a tree kernel); :func:`reference_values` gives every output."""
+    return next(iter(reference_values(ks, name, state).values()))
+
+
+def reference_values(ks: KernelSet, name: str, state: Mapping[str, object]
+                     ) -> dict[str, np.ndarray]:
+    """What program ``name`` of ``ks`` must return at ``state``, per output, from the
+    kernel's registered numpy reference (:mod:`symgen.reference` for the tree kernels)."""
+    kernel = registry.get(ks.kernel_of[name])
+    if kernel.reference is None:
+        raise ValueError(f"no reference for kernel {kernel.name!r}")
+    return dict(kernel.reference(_query(ks, name, state)))
+
+
+def _query(ks: KernelSet, name: str, state: Mapping[str, object]):
+    if ks.formulation == "natural":
+        from .formulations.natural.registration import NaturalQuery
+
+        return NaturalQuery(ks.context.nm, dict(state), ks.options)
+    from .formulations.tree_kernels import ReferenceQuery
+
+    return ReferenceQuery(ks.model, state, ks.frame_of.get(name), ks.context)
 
 
 @dataclass
@@ -138,33 +131,15 @@ def pinocchio_peer(ks: KernelSet, from_source: bool = True) -> PinocchioPeer | N
         br, which = pinocchio_counterpart(ks.model, from_source)
     except Exception as exc:  # noqa: BLE001 - a peer's failure is reported, not raised
         return PinocchioPeer(None, "none", _one_line(exc))
-    pm, pd = br.pin_model, br.data
+    from .formulations.tree_kernels import PinocchioQuery
 
-    def sym(m: np.ndarray) -> np.ndarray:
-        return np.triu(m) + np.triu(m, 1).T  # Pinocchio fills the upper triangle
-
-    def value(name: str, state: Mapping) -> np.ndarray | None:
-        kernel = ks.kernel_of[name]
-        qp, vp = br.q_to_pin(state["q"]), br.v_to_pin(state["v"])
-        forces = br.forces_to_pin(state["f_ext_dict"]) if ks.options.external_forces else None
-        if kernel == "inverse_dynamics":
-            ap = br.v_to_pin(state["a"])
-            out = pin.rnea(pm, pd, qp, vp, ap, forces) if forces else pin.rnea(pm, pd, qp, vp, ap)
-            return br.v_from_pin(out)
-        if kernel == "mass_matrix":
-            return br.matrix_from_pin(sym(pin.crba(pm, pd, qp)))
-        if kernel == "bias_forces":
-            return br.v_from_pin(pin.nonLinearEffects(pm, pd, qp, vp))
-        if kernel == "gravity_forces":
-            return br.v_from_pin(pin.computeGeneralizedGravity(pm, pd, qp))
-        if kernel.startswith("forward_dynamics"):
-            taup = br.v_to_pin(state["tau"])
-            out = pin.aba(pm, pd, qp, vp, taup, forces) if forces else pin.aba(pm, pd, qp, vp,
-                                                                                 taup)
-            return br.v_from_pin(out)
-        if kernel == "mass_matrix_inverse":
-            return br.matrix_from_pin(sym(pin.computeMinverse(pm, pd, qp)))
-        return None
+    def value(name: str, state: Mapping) -> dict[str, np.ndarray] | None:
+        kernel = registry.get(ks.kernel_of[name])
+        if kernel.pinocchio is None:
+            return None
+        query = PinocchioQuery(pin, br.pin_model, br.data, br, state,
+                               ks.options.external_forces)
+        return dict(kernel.pinocchio(query))
 
     return PinocchioPeer(value, which)
 
@@ -263,29 +238,41 @@ def verify_compiled(lib, states: list[dict], float_lib=None, pinocchio_from_sour
         report.notes.append(f"Pinocchio model: {peer.model}")
     masses: list[np.ndarray] | None = None
     for name, program in ks.programs.items():
+        kernel = registry.get(ks.kernel_of[name])
         inputs = _batched(states, [s.name for s in program.inputs])
+        outputs = [s.name for s in program.output_specs]
         got = lib[name](**inputs)
+        got = dict(zip(outputs, got if len(outputs) > 1 else (got,), strict=True))
         error = relative_error
-        kernel = ks.kernel_of[name]
-        if kernel.startswith("forward_dynamics") or kernel == "mass_matrix_inverse":
+        if kernel.comparison == "solve":
             if masses is None:
                 masses = [ref.mass_matrix(ks.model, s["q"], params=s.get("params_dict"))
                           for s in states]
             error = partial(solve_error, mass_matrices=masses)
-        expected = np.array([reference_value(ks, name, s) for s in states])
-        report.checks.append(Check(name, "reference", error(got, expected), DOUBLE_TOLERANCE))
+        if kernel.reference is not None:
+            values = [reference_values(ks, name, s) for s in states]
+            expected = {o: np.array([v[o] for v in values]) for o in outputs}
+            report.checks.append(Check(name, "reference", _worst(error, got, expected),
+                                       DOUBLE_TOLERANCE))
         pin_check = None if peer is None or peer.value is None else _pinocchio_check(
             peer.value, name, states, got, error)
         if pin_check is not None:
             report.checks.append(pin_check)
         if float_lib is not None:
             low = float_lib[name](**inputs)
-            report.checks.append(Check(name, "float vs double", error(low, got),
+            low = dict(zip(outputs, low if len(outputs) > 1 else (low,), strict=True))
+            report.checks.append(Check(name, "float vs double", _worst(error, low, got),
                                        FLOAT_TOLERANCE))
     return report
 
 
-def _pinocchio_check(value, name: str, states: list[dict], got: np.ndarray,
+def _worst(error: Callable, got: Mapping[str, np.ndarray],
+           expected: Mapping[str, np.ndarray]) -> float:
+    """The largest error over the outputs."""
+    return max(error(got[o], expected[o]) for o in expected)
+
+
+def _pinocchio_check(value, name: str, states: list[dict], got: Mapping[str, np.ndarray],
                      error: Callable = relative_error) -> Check | None:
     """Pinocchio's check of one program, None where it has no counterpart, skipped when it
     raises."""
@@ -293,8 +280,8 @@ def _pinocchio_check(value, name: str, states: list[dict], got: np.ndarray,
         values = [value(name, s) for s in states]
         if values[0] is None:
             return None
-        return Check(name, "pinocchio", error(got, np.array(values)),
-                     DOUBLE_TOLERANCE)
+        expected = {o: np.array([v[o] for v in values]) for o in values[0]}
+        return Check(name, "pinocchio", _worst(error, got, expected), DOUBLE_TOLERANCE)
     except Exception as exc:  # noqa: BLE001 - a peer's failure is reported, not raised
         return Check(name, "pinocchio", float("nan"), DOUBLE_TOLERANCE,
                      skipped=_one_line(exc))
@@ -316,6 +303,7 @@ __all__ = [
     "pinocchio_value_function",
     "random_states",
     "reference_value",
+    "reference_values",
     "relative_error",
     "solve_error",
     "verify_compiled",

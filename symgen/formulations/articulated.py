@@ -1,17 +1,18 @@
 """Articulated-body quantities: O(N) forward dynamics by the innovations recursion and the
-mass-matrix inverse from the operator factorization (Jain 2009 eq. 6-9; papers-digest
-§2.3-2.4, §3.5, §6.4).
+mass-matrix inverse from the operator factorization (Jain 2009, eq. 6-9; Featherstone 2008,
+Table 7.1, is the same algorithm).
 
-Local-frame forms used here, with S = H*(k), X = φ*(℘(k), k), P the articulated inertia:
+Local-frame forms used here, with S = H*(k), X = φ*(℘(k), k), P the articulated inertia
+(Jain 2009, eq. 9; the tree form sums over children as in Jain 2012, eq. 12):
 
     P(k)  = M(k) + Σ_children Xᵀ P⁺(j) X
     U = P S,  D = Sᵀ U,  G = U D⁻¹,  τ̄ = I − G Sᵀ,  P⁺ = τ̄ P = P − G Uᵀ
     z(k)  = 𝔟(k) + Σ_children Xᵀ z⁺(j),   u = T − Sᵀ z
-    z⁺(k) = z + P⁺ 𝔞 + G u            (= Jain's z + Gε with ε = u − Uᵀ𝔞)
+    z⁺(k) = z + P⁺ 𝔞 + G u            (= Jain's z + G ε with ε = u − Uᵀ𝔞)
     α⁺ = X α(℘) + 𝔞,   θ̈ = D⁻¹(u − Uᵀ α⁺),   α = α⁺ + S θ̈
 
-(papers-digest §2.4: Jain's z includes P𝔞; moving P𝔞 behind the projection is the same
-recursion and spares it at the hinges next to the root.)
+Jain's z (eq. 9) includes P(k)𝔞(k); carrying P⁺𝔞 across the hinge instead is the same
+recursion (P𝔞 − G Sᵀ P𝔞 = P⁺𝔞) and spares the product at the hinges next to the root.
 
 Joint armature J_a enters as D = Sᵀ U + J_a (Pinocchio's ABA, Carpentier et al. 2019): the
 hinge's equation T = Sᵀ f + J_a θ̈ is the articulated-body one with Sᵀ P S replaced by D, so
@@ -27,87 +28,62 @@ from ..expr import Expr, esum
 from ..program import ProgramBuilder
 from ..spatial import (
     ZERO,
-    ZERO6,
-    Mat,
-    Vec6,
-    add,
-    emit_sym,
-    emit_vec,
-    mat_vec,
-    motion_sym6_to_child,
-    sub,
-    sym6_to_parent,
+    ArticulatedInertia,
+    Compliance,
+    Force,
+    ForceMap,
+    JointVector,
+    Motion,
 )
 from . import dense
-from .recursions import (
-    gyroscopic,
-    motion_pass,
-    root_acceleration,
-    transpose_times,
-)
+from .recursions import gyroscopic, hinge_rates, joint_map, motion_pass, root_acceleration
 from .tree import SymbolicTree
-
-ZERO66: Mat = tuple((ZERO,) * 6 for _ in range(6))
 
 
 @dataclass
 class Factor:
-    """Per hinge: articulated inertia P, U = P S, D = Sᵀ U (factored), G = U D⁻¹ (columns)
-    and P⁺ (None next to the root, where it is not needed)."""
+    """Per hinge: articulated inertia P, U = P S, D = Sᵀ U (factored), G = U D⁻¹ and P⁺
+    (None next to the root, where it is not needed)."""
 
-    P: Mat
-    U: list[Vec6]
+    P: ArticulatedInertia
+    U: ForceMap
     D: dense.LDLT
-    G: list[Vec6]
-    P_plus: Mat | None
+    G: ForceMap
+    P_plus: ArticulatedInertia | None
 
 
-def _outer_sub(b: ProgramBuilder, p: Mat, g: list[Vec6], u: list[Vec6]) -> Mat:
-    """``P − G Uᵀ`` (symmetric)."""
-    return emit_sym(
-        b,
-        [
-            [p[i][j] - esum([gc[i] * uc[j] for gc, uc in zip(g, u, strict=True)])
-             for j in range(6)]
-            for i in range(6)
-        ],
-    )
-
-
-def _gain(b: ProgramBuilder, U: list[Vec6], D: dense.LDLT) -> list[Vec6]:
-    """``G = U D⁻¹`` as columns (each row of U solved against D)."""
+def _gain(b: ProgramBuilder, U: ForceMap, D: dense.LDLT) -> ForceMap:
+    """``G = U D⁻¹`` (each row of U solved against D)."""
     n = D.n
     if n == 1:
-        return [emit_vec(b, [x * D.inv_d[0] for x in U[0]])]  # type: ignore[list-item]
+        return ForceMap([(U[0] * D.inv_d[0]).emit(b)])
     rows = [dense.solve(b, D, [U[c][r] for c in range(n)]) for r in range(6)]
-    return [tuple(rows[r][c] for r in range(6)) for c in range(n)]  # type: ignore[misc]
+    return ForceMap(Force(rows[r][c] for r in range(6)) for c in range(n))
 
 
 def articulated_factors(b: ProgramBuilder, tree: SymbolicTree) -> list[Factor]:
-    """The Riccati sweep for P, D, G (Jain 2009 eq. 9, tip to base)."""
-    n = len(tree.hinges)
-    P: list[Mat] = [h.inertia.matrix() if h.inertia else ZERO66 for h in tree.hinges]
-    out: list[Factor | None] = [None] * n
-    for h in reversed(range(n)):
-        hinge = tree.hinges[h]
-        p = P[h]
-        U = [emit_vec(b, mat_vec(p, col)) for col in hinge.S]
-        D = [[b.emit(esum([s * x for s, x in zip(si, uj, strict=True)]))
-              for uj in U] for si in hinge.S]
+    """The Riccati sweep for P, D, G, tip to base (Jain 2009, eq. 9)."""
+    P = [
+        ArticulatedInertia(h.inertia.matrix()) if h.inertia else ArticulatedInertia.zero()
+        for h in tree.hinges
+    ]
+    out: dict[int, Factor] = {}
+    for k in reversed(range(len(tree.hinges))):
+        hinge = tree.hinges[k]
+        X, S, Pk = hinge.X, joint_map(hinge), P[k]
+        U = ForceMap((Pk @ s).emit(b) for s in S)  # U = P H*
+        D = [[b.emit(s.dot(u)) for u in U] for s in S]  # 𝒟 = H P H*
         if hinge.armature is not None:
             for i, arm in enumerate(hinge.armature):
                 D[i][i] = b.emit(D[i][i] + arm)
-        fac = dense.ldlt(b, D)
-        G = _gain(b, U, fac)  # type: ignore[arg-type]
-        p_plus = None
+        D_fac = dense.ldlt(b, D)
+        G = _gain(b, U, D_fac)  # 𝒢 = P H* 𝒟⁻¹
+        P_plus = None
         if hinge.parent >= 0:
-            p_plus = _outer_sub(b, p, G, U)  # type: ignore[arg-type]
-            moved = sym6_to_parent(b, hinge.X, p_plus)
-            P[hinge.parent] = emit_sym(
-                b, [add(r1, r2) for r1, r2 in zip(P[hinge.parent], moved, strict=True)]
-            )
-        out[h] = Factor(p, U, fac, G, p_plus)  # type: ignore[arg-type]
-    return out  # type: ignore[return-value]
+            P_plus = (Pk - G @ U.T).emit(b)  # P⁺ = τ̄ P = P − 𝒢 H P
+            P[hinge.parent] = (P[hinge.parent] + X.T @ P_plus @ X).emit(b)  # + φ P⁺ φ*
+        out[k] = Factor(Pk, U, D_fac, G, P_plus)
+    return [out[k] for k in range(len(tree.hinges))]
 
 
 def forward_dynamics(
@@ -117,48 +93,42 @@ def forward_dynamics(
     tau: Sequence[Expr],
     f_ext: Sequence[Expr] | None = None,
 ) -> list[Expr]:
-    """θ̈ = 𝓜⁻¹(T − 𝒞) by the O(N) articulated-body recursion (Jain 2009 eq. 7-9); 𝓜 and
+    """θ̈ = 𝓜⁻¹(T − 𝒞) by the O(N) articulated-body recursion (Jain 2009, eq. 7-9); 𝓜 and
     𝒞 are never formed."""
-    motion = motion_pass(b, tree, v)
-    z = gyroscopic(b, tree, motion, f_ext)
+    vel = motion_pass(b, tree, v)
+    z = gyroscopic(b, tree, vel, f_ext)  # z(k) starts from 𝔟(k)
     facs = articulated_factors(b, tree)
-    n = len(tree.hinges)
-    u: list[list[Expr]] = [[] for _ in range(n)]
-    for h in reversed(range(n)):
-        hinge, fac = tree.hinges[h], facs[h]
-        sz = transpose_times(b, hinge.S, z[h])
-        u[h] = [b.emit(tau[d] - x) for d, x in zip(hinge.dofs, sz, strict=True)]
-        if hinge.parent >= 0:
-            zp = add(z[h], mat_vec(fac.P_plus, motion.coriolis[h]))  # type: ignore[arg-type]
-            for gc, uc in zip(fac.G, u[h], strict=True):
-                zp = add(zp, [g * uc for g in gc])
-            moved = hinge.X.force_to_parent(b, emit_vec(b, zp))
-            z[hinge.parent] = emit_vec(b, add(z[hinge.parent], moved))  # type: ignore
+    hinges = tree.hinges
+    eps: dict[int, JointVector] = {}
+    for k in reversed(range(len(hinges))):
+        hinge, fac = hinges[k], facs[k]
+        S = joint_map(hinge)
+        eps[k] = (hinge_rates(tree, k, tau) - (S.T @ z[k]).emit(b)).emit(b)  # T − H z
+        if fac.P_plus is not None:  # not at the root
+            z_plus = (z[k] + fac.P_plus @ vel.coriolis[k] + fac.G @ eps[k]).emit(b)
+            z[hinge.parent] = (z[hinge.parent] + hinge.X.T @ z_plus).emit(b)  # + φ z⁺
     qdd: list[Expr] = [ZERO] * tree.nv
-    acc: list[Vec6] = []
+    acc: list[Motion] = []
     a_root = root_acceleration(tree, gravity=True)
-    for h, hinge in enumerate(tree.hinges):
-        fac = facs[h]
-        parent_a = acc[hinge.parent] if hinge.parent >= 0 else a_root
-        a_plus = emit_vec(b, add(hinge.X.motion(b, parent_a), motion.coriolis[h]))
-        ua = transpose_times(b, fac.U, a_plus)
-        rates = dense.solve(b, fac.D, [x - y for x, y in zip(u[h], ua, strict=True)])
+    for k, hinge in enumerate(hinges):
+        fac = facs[k]
+        alpha_parent = acc[hinge.parent] if hinge.parent >= 0 else a_root
+        alpha_plus = (hinge.X @ alpha_parent + vel.coriolis[k]).emit(b)  # φ* α(℘) + 𝔞
+        rates = dense.solve(b, fac.D, eps[k] - (fac.U.T @ alpha_plus).emit(b))  # D⁻¹(ε − Uᵀα⁺)
         for d, r in zip(hinge.dofs, rates, strict=True):
             qdd[d] = r
-        total = a_plus
-        for col, r in zip(hinge.S, rates, strict=True):
-            total = add(total, [c * r for c in col])
-        acc.append(emit_vec(b, total))  # type: ignore[arg-type]
+        acc.append((alpha_plus + joint_map(hinge) @ rates).emit(b))  # α = α⁺ + H* θ̈
     return qdd
 
 
 def mass_matrix_inverse(b: ProgramBuilder, tree: SymbolicTree) -> list[list[Expr]]:
-    """𝓜⁻¹ = [I − HψK]* 𝒟⁻¹ [I − HψK] (Jain 2009 eq. 6) without forming or inverting 𝓜.
+    """𝓜⁻¹ = [I − HψK]* 𝒟⁻¹ [I − HψK] (Jain 2009, eq. 6) without forming or inverting 𝓜.
 
     With L = I − HψK, column block k of L is −H(i) Q(i,k) at each ancestor i, where
     ``Q(℘(k),k) = φ G(k)`` and ``Q(℘(i),k) = φ τ̄(i) Q(i,k)``. The compliance
-    ``Υ(k) = τ̄ᵀ Υ⁺ τ̄ + S D⁻¹ Sᵀ``, ``Υ⁺(k) = X Υ(℘) Xᵀ`` (J-P eq. 22, corrected τ̄) sums
-    the ancestors' terms of 𝓜⁻¹ = Lᵀ𝒟⁻¹L, so that (papers-digest §6.4, extended to trees):
+    ``Υ(k) = τ̄ᵀ Υ⁺ τ̄ + S D⁻¹ Sᵀ``, ``Υ⁺(k) = X Υ(℘) Xᵀ`` (Jain, *Partitioning*, eq. 22,
+    with τ̄ = I − G Sᵀ in place of the printed τ) sums the ancestors' terms of
+    𝓜⁻¹ = Lᵀ𝒟⁻¹L, so that, for a tree:
 
     - 𝓜⁻¹(k,k) = D⁻¹ + Gᵀ Υ⁺ G;
     - j an ancestor of k: 𝓜⁻¹(j,k) = Gᵀ(j) Υ⁺(j) τ̄(j) Q(j,k) − D⁻¹(j) Sᵀ(j) Q(j,k);
@@ -169,61 +139,41 @@ def mass_matrix_inverse(b: ProgramBuilder, tree: SymbolicTree) -> list[list[Expr
     hinges = tree.hinges
     n = len(hinges)
     d_inv = [dense.inverse(b, f.D) for f in facs]
-    ups_plus: list[Mat] = []
-    ups: list[Mat] = []
-    W: list[list[Vec6]] = []  # Υ⁺ G
-    for h, hinge in enumerate(hinges):
-        fac = facs[h]
+    Y: list[Compliance] = []
+    W: list[list[Motion]] = []  # Υ⁺ G
+    for k, hinge in enumerate(hinges):
+        G, X = facs[k].G, hinge.X
         parent = hinge.parent
-        yp = motion_sym6_to_child(b, hinge.X, ups[parent]) if parent >= 0 else ZERO66
-        ups_plus.append(yp)
-        w = [emit_vec(b, mat_vec(yp, g)) for g in fac.G]
-        W.append(w)  # type: ignore[arg-type]
-        gw = [[b.emit(esum([x * y for x, y in zip(gi, wj, strict=True)])) for wj in w]
-              for gi in fac.G]
-        S = hinge.S
-        k = len(S)
-        entries = []
-        for i in range(6):
-            row = []
-            for j in range(6):
-                e = yp[i][j]
-                for c in range(k):
-                    e = e - S[c][i] * w[c][j] - w[c][i] * S[c][j]
-                    for c2 in range(k):
-                        e = e + S[c][i] * (gw[c][c2] + d_inv[h][c][c2]) * S[c2][j]
-                row.append(e)
-            entries.append(row)
-        ups.append(emit_sym(b, entries))
+        Y_plus = (X @ Y[parent] @ X.T).emit(b) if parent >= 0 else Compliance.zero()
+        w = [(Y_plus @ g).emit(b) for g in G]
+        W.append(w)
+        gw = [[b.emit(gi.dot(wj)) for wj in w] for gi in G]
+        Y.append(Compliance(_compliance(Y_plus, joint_map(hinge), w, gw, d_inv[k])).emit(b))
     nv = tree.nv
     Minv: list[list[Expr]] = [[ZERO] * nv for _ in range(nv)]
     # Q(i, k) for every strict ancestor i of k, in i's frame
-    Q: dict[tuple[int, int], list[Vec6]] = {}
+    Q: dict[tuple[int, int], list[Force]] = {}
     for k in range(n):
         hk, fk = hinges[k], facs[k]
-        diag = [[b.emit(d_inv[k][r][c] + esum([x * y for x, y in zip(fk.G[r], W[k][c],
-                                                                             strict=True)]))
-                 for c in range(hk.ndof)] for r in range(hk.ndof)]
+        diag = [[b.emit(d_inv[k][r][c] + fk.G[r].dot(W[k][c])) for c in range(hk.ndof)]
+                for r in range(hk.ndof)]  # D⁻¹ + Gᵀ Υ⁺ G
         _set_block(Minv, hk.dofs, hk.dofs, diag)
-        cols = fk.G
+        cols = list(fk.G)
         i = k
         while hinges[i].parent >= 0:
-            cols = [hinges[i].X.force_to_parent(b, c) for c in cols]
+            X = hinges[i].X
+            cols = [(X.T @ c).emit(b) for c in cols]  # φ(℘(i), i) Q(i, k)
             i = hinges[i].parent
             Q[i, k] = cols
-            fi = facs[i]
-            hi = hinges[i]
-            sq = [transpose_times(b, hi.S, c) for c in cols]  # per column of k: Sᵀ(i) Q
-            cols = [
-                emit_vec(b, sub(c, _combine_cols(fi.G, s)))  # type: ignore[misc]
-                for c, s in zip(cols, sq, strict=True)
-            ]  # τ̄(i) Q
+            fi, hi = facs[i], hinges[i]
+            sq = [(joint_map(hi).T @ c).emit(b) for c in cols]  # per column of k: Sᵀ(i) Q
+            cols = [(c - fi.G @ s).emit(b) for c, s in zip(cols, sq, strict=True)]  # τ̄(i) Q
             block = [
-                [b.emit(esum([x * y for x, y in zip(W[i][r], cols[c], strict=True)])
+                [b.emit(W[i][r].dot(cols[c])
                         - esum([d_inv[i][r][m] * sq[c][m] for m in range(hi.ndof)]))
                  for c in range(hk.ndof)]
                 for r in range(hi.ndof)
-            ]
+            ]  # Gᵀ Υ⁺ τ̄ Q − D⁻¹ Sᵀ Q
             _set_block(Minv, hi.dofs, hk.dofs, block)
     # pairs on different branches: nearest common ancestor c
     for c in range(n):
@@ -235,21 +185,33 @@ def mass_matrix_inverse(b: ProgramBuilder, tree: SymbolicTree) -> list[list[Expr
             for b_idx in range(a_idx + 1, len(kids)):
                 for j in subtrees[a_idx]:
                     for k in subtrees[b_idx]:
-                        yq = [emit_vec(b, mat_vec(ups[c], col)) for col in Q[c, k]]
-                        block = [
-                            [b.emit(esum([x * y for x, y in zip(qj, yk, strict=True)]))
-                             for yk in yq]
-                            for qj in Q[c, j]
-                        ]
+                        yq = [(Y[c] @ q).emit(b) for q in Q[c, k]]  # Υ(c) Q(c, k)
+                        block = [[b.emit(qj.dot(yk)) for yk in yq] for qj in Q[c, j]]
                         _set_block(Minv, hinges[j].dofs, hinges[k].dofs, block)
     return Minv
 
 
-def _combine_cols(cols: Sequence[Vec6], coeffs: Sequence[Expr]) -> tuple[Expr, ...]:
-    total: tuple[Expr, ...] = ZERO6
-    for col, x in zip(cols, coeffs, strict=True):
-        total = add(total, [c * x for c in col])
-    return total
+def _compliance(
+    Y_plus: Compliance,
+    S: Sequence[Motion],
+    W: Sequence[Motion],
+    GW: Sequence[Sequence[Expr]],
+    D_inv: Sequence[Sequence[Expr]],
+) -> list[list[Expr]]:
+    """``Υ = τ̄ᵀ Υ⁺ τ̄ + S D⁻¹ Sᵀ`` expanded with W = Υ⁺ G and τ̄ = I − G Sᵀ:
+    ``Υ = Υ⁺ − S Wᵀ − W Sᵀ + S (Gᵀ W + D⁻¹) Sᵀ``, entry by entry."""
+    entries = []
+    for i in range(6):
+        row = []
+        for j in range(6):
+            e = Y_plus.rows[i][j]
+            for c in range(len(S)):
+                e = e - S[c][i] * W[c][j] - W[c][i] * S[c][j]
+                for c2 in range(len(S)):
+                    e = e + S[c][i] * (GW[c][c2] + D_inv[c][c2]) * S[c2][j]
+            row.append(e)
+        entries.append(row)
+    return entries
 
 
 def _subtree(tree: SymbolicTree, h: int) -> list[int]:
@@ -269,4 +231,3 @@ def _set_block(M: list[list[Expr]], rows: list[int], cols: list[int], block) -> 
 
 
 __all__ = ["Factor", "articulated_factors", "forward_dynamics", "mass_matrix_inverse"]
-

@@ -1,5 +1,5 @@
-"""Forward kinematics, frame Jacobians, J̇·v and energy on the hinge tree (Jain 2009 eq. 1-2:
-V = φ*H*θ̇; the Jacobian column of hinge j is its H* carried to the frame).
+"""Forward kinematics, frame Jacobians, J̇·v and energy on the hinge tree (Jain 2009, eq. 2:
+V = φ*H*θ̇; the Jacobian column of hinge j is its H*(j) carried to the frame).
 
 Conventions (docs/conventions.md): poses are world (root) poses of body and frame origins;
 Jacobian rows are [angular; linear]; references "local_world_aligned" (world axes, velocity
@@ -14,55 +14,39 @@ from collections.abc import Sequence
 from ..expr import Expr, esum
 from ..program import ProgramBuilder
 from ..spatial import (
-    IDENTITY3,
     ZERO,
     ZERO3,
-    ZERO6,
-    Mat3,
-    Transform,
-    Vec3,
+    Motion,
+    Pose,
     add,
     cross,
     dot,
-    emit_mat,
     emit_vec,
-    mat_mul,
     mat_t_vec,
     mat_vec,
     scale,
     sub,
-    transpose,
+    vec3,
 )
-from .recursions import acceleration_pass, motion_pass
+from .recursions import acceleration_pass, joint_map, motion_pass
 from .tree import FrameRef, SymbolicTree
 
 REFERENCES = ("local_world_aligned", "local", "world")
 
 
-def world_poses(b: ProgramBuilder, tree: SymbolicTree) -> list[tuple[Mat3, Vec3]]:
-    """World rotation and origin of every hinge frame, base to tip."""
-    poses: list[tuple[Mat3, Vec3]] = []
+def world_poses(b: ProgramBuilder, tree: SymbolicTree) -> list[Pose]:
+    """World pose of every hinge frame, base to tip: ``⁰T(k) = ⁰T(℘(k)) · X(k)⁻¹``."""
+    poses: list[Pose] = []
     for hinge in tree.hinges:
-        r_parent, p_parent = poses[hinge.parent] if hinge.parent >= 0 else (IDENTITY3, ZERO3)
-        local = transpose(hinge.X.E)
-        rot = emit_mat(b, mat_mul(r_parent, local))
-        origin = emit_vec(b, add(mat_vec(r_parent, hinge.X.r), p_parent))
-        poses.append((rot, origin))  # type: ignore[arg-type]
+        parent = poses[hinge.parent] if hinge.parent >= 0 else Pose()
+        poses.append((parent * Pose.of(hinge.X)).emit(b))
     return poses
 
 
-def frame_pose(
-    b: ProgramBuilder, poses: list[tuple[Mat3, Vec3]], frame: FrameRef
-) -> tuple[Mat3, Vec3]:
-    r0, p0 = poses[frame.hinge] if frame.hinge >= 0 else (IDENTITY3, ZERO3)
-    rot = emit_mat(b, mat_mul(r0, frame.R))
-    origin = emit_vec(b, add(mat_vec(r0, frame.p), p0))
-    return rot, origin  # type: ignore[return-value]
-
-
-def pose_rows(rot: Mat3, origin: Vec3) -> list[Expr]:
-    """``[R | p]`` row-major (the top 3 rows of the homogeneous transform)."""
-    return [x for i in range(3) for x in (*rot[i], origin[i])]
+def frame_pose(b: ProgramBuilder, poses: list[Pose], frame: FrameRef) -> Pose:
+    """World pose of a frame fixed on a hinge (or on the root)."""
+    carrier = poses[frame.hinge] if frame.hinge >= 0 else Pose()
+    return (carrier * Pose(frame.R, frame.p)).emit(b)
 
 
 def forward_kinematics(b: ProgramBuilder, tree: SymbolicTree, names: Sequence[str]) -> list:
@@ -70,34 +54,41 @@ def forward_kinematics(b: ProgramBuilder, tree: SymbolicTree, names: Sequence[st
     poses = world_poses(b, tree)
     out: list[Expr] = []
     for name in names:
-        out += pose_rows(*frame_pose(b, poses, tree.locate(name)))
+        out += frame_pose(b, poses, tree.locate(name)).rows()
     return out
 
 
 def frame_jacobian(
     b: ProgramBuilder, tree: SymbolicTree, name: str, reference: str
 ) -> list[list[Expr]]:
-    """6 × nv Jacobian of frame ``name``: for each ancestor hinge j, ``ω = R_j s_ω`` and the
-    linear velocity ``R_j s_v + ω × (p − p_j)`` of the reference point p."""
+    """6 × nv Jacobian of frame ``name``: for each ancestor hinge j and column s of H*(j),
+    ``ω = R_j s_ω`` and the linear velocity ``R_j s_v + ω × (p − p_j)`` of the reference
+    point p (the column carried to p by a rigid-body transform, Featherstone 2008, eq. 2.24)."""
     frame = tree.locate(name)
     poses = world_poses(b, tree)
-    rf, pf = frame_pose(b, poses, frame)
+    pf = frame_pose(b, poses, frame)
     J: list[list[Expr]] = [[ZERO] * tree.nv for _ in range(6)]
     if frame.hinge < 0:
         return J
-    point = ZERO3 if reference == "world" else pf
+    point = ZERO3 if reference == "world" else pf.p
     for j in tree.ancestors(frame.hinge):
-        rj, pj = poses[j]
-        lever = emit_vec(b, sub(point, pj))
-        for d, col in zip(tree.hinges[j].dofs, tree.hinges[j].S, strict=True):
-            w = emit_vec(b, mat_vec(rj, col[:3]))
-            lin = emit_vec(b, add(mat_vec(rj, col[3:]), cross(w, lever)))
+        pj = poses[j]
+        lever = emit_vec(b, sub(point, pj.p))
+        for d, s in zip(tree.hinges[j].dofs, joint_map(tree.hinges[j]), strict=True):
+            w = emit_vec(b, mat_vec(pj.R, s.angular))
+            lin = emit_vec(b, add(mat_vec(pj.R, s.linear), cross(w, lever)))
             if reference == "local":
-                w, lin = emit_vec(b, mat_t_vec(rf, w)), emit_vec(b, mat_t_vec(rf, lin))
+                w, lin = emit_vec(b, mat_t_vec(pf.R, w)), emit_vec(b, mat_t_vec(pf.R, lin))
             for r in range(3):
                 J[r][d] = w[r]
                 J[3 + r][d] = lin[r]
     return J
+
+
+def classical_acceleration(V: Motion, alpha: Motion) -> Motion:
+    """``[ω̇; p̈]`` from the spatial velocity and acceleration of a frame:
+    ``p̈ = a_lin + ω × v_lin`` (Featherstone 2008, eq. 2.47)."""
+    return Motion(alpha.angular + add(alpha.linear, cross(V.angular, V.linear)))
 
 
 def frame_jacobian_dot_v(
@@ -105,32 +96,33 @@ def frame_jacobian_dot_v(
 ) -> list[Expr]:
     """Classical acceleration ``[ω̇; p̈]`` of the frame at zero joint acceleration and no
     gravity: spatial velocity and acceleration carried to the frame, then
-    ``p̈ = a_lin + ω × v_lin`` (Featherstone 2008, eq. 2.47)."""
+    :func:`classical_acceleration`."""
     frame = tree.locate(name)
     if frame.hinge < 0:
         return [ZERO] * 6
-    motion = motion_pass(b, tree, v)
-    acc = acceleration_pass(b, tree, motion, None, ZERO6)
-    vel, a = motion.V[frame.hinge], acc[frame.hinge]
+    vel = motion_pass(b, tree, v)
+    acc = acceleration_pass(b, tree, vel, None, Motion())
+    V, alpha = vel.V[frame.hinge], acc[frame.hinge]
     if reference == "world":
-        rot, origin = world_poses(b, tree)[frame.hinge]
-        to_world = Transform(transpose(rot), origin)  # type: ignore[arg-type]
-        vel, a = to_world.motion_to_parent(b, vel), to_world.motion_to_parent(b, a)
-        return list(emit_vec(b, a[:3] + add(a[3:], cross(vel[:3], vel[3:]))))
-    to_frame = Transform(transpose(frame.R), frame.p)  # type: ignore[arg-type]
-    vel, a = to_frame.motion(b, vel), to_frame.motion(b, a)
-    out = emit_vec(b, a[:3] + add(a[3:], cross(vel[:3], vel[3:])))
+        X = world_poses(b, tree)[frame.hinge].transform()  # world → hinge frame
+        V = (X.inv @ V).emit(b)
+        alpha = (X.inv @ alpha).emit(b)
+        return list(classical_acceleration(V, alpha).emit(b))
+    X = Pose(frame.R, frame.p).transform()  # hinge frame → frame
+    V = (X @ V).emit(b)
+    alpha = (X @ alpha).emit(b)
+    out = classical_acceleration(V, alpha).emit(b)
     if reference == "local_world_aligned":
-        rf, _ = frame_pose(b, world_poses(b, tree), frame)
-        out = emit_vec(b, mat_vec(rf, out[:3]) + mat_vec(rf, out[3:]))
+        R = frame_pose(b, world_poses(b, tree), frame).R
+        out = Motion(mat_vec(R, out.angular) + mat_vec(R, out.linear)).emit(b)
     return list(out)
 
 
 def energy(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr]) -> tuple[Expr, Expr]:
     """Kinetic energy ½ Σ Vᵀ M V + ½ Σ J_a θ̇² (bodies, then joint armature, as
-    Pinocchio's computeKineticEnergy) and potential energy −Σ g·(R h + m p) (the world first
-    moment of each body about the world origin)."""
-    motion = motion_pass(b, tree, v)
+    Pinocchio's computeKineticEnergy) and potential energy
+    −Σ g·(R h + m p) (the world first moment of each body about the world origin)."""
+    vel = motion_pass(b, tree, v)
     poses = world_poses(b, tree)
     kinetic: list[Expr] = []
     potential: list[Expr] = []
@@ -138,18 +130,20 @@ def energy(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr]) -> tuple[Ex
         if hinge.armature is not None:
             for d, arm in zip(hinge.dofs, hinge.armature, strict=True):
                 kinetic.append(b.emit(arm * v[d] * v[d]))
-        if hinge.inertia is None:
+        M = hinge.inertia
+        if M is None:
             continue
-        mv = hinge.inertia.times(b, motion.V[h])
-        kinetic.append(b.emit(dot(motion.V[h], mv)))
-        rot, origin = poses[h]
-        moment = emit_vec(b, add(mat_vec(rot, hinge.inertia.h), scale(hinge.inertia.m, origin)))
+        V = vel.V[h]
+        kinetic.append(b.emit(V.dot((M @ V).emit(b))))  # Vᵀ M V
+        pose = poses[h]
+        moment = vec3(emit_vec(b, add(mat_vec(pose.R, M.h), scale(M.m, pose.p))))
         potential.append(b.emit(dot(tree.gravity, moment)))
     return b.emit(esum(kinetic) / 2), b.emit(-esum(potential))
 
 
 __all__ = [
     "REFERENCES",
+    "classical_acceleration",
     "energy",
     "forward_kinematics",
     "frame_jacobian",
@@ -157,4 +151,3 @@ __all__ = [
     "frame_pose",
     "world_poses",
 ]
-

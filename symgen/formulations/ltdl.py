@@ -18,7 +18,8 @@ from .tree import SymbolicTree
 
 
 def dof_parents(tree: SymbolicTree) -> list[int]:
-    """λ(k) for every DOF (-1 at the root)."""
+    """λ(k) for every DOF (-1 at the root): the parent array of the tree with every joint
+    expanded into a chain of 1-DOF joints (Featherstone 2008, §6.5)."""
     parents = [-1] * tree.nv
     for hinge in tree.hinges:
         prev = -1
@@ -39,13 +40,13 @@ def ltdl(b: ProgramBuilder, M: list[list[Expr]], parent: Sequence[int]) -> list[
     for k in reversed(range(len(H))):
         i = parent[k]
         inv_d = b.emit(1 / H[k][k]) if i >= 0 else None
-        while i >= 0:
-            a = b.emit(H[k][i] * inv_d)
+        while i >= 0:  # i = λ(k), λ(λ(k)), ...
+            a = b.emit(H[k][i] * inv_d)  # a = H_ki / H_kk
             j = i
             while j >= 0:
-                H[i][j] = b.emit(H[i][j] - a * H[k][j])
+                H[i][j] = b.emit(H[i][j] - a * H[k][j])  # H_ij ← H_ij − H_kj a
                 j = parent[j]
-            H[k][i] = a
+            H[k][i] = a  # L_ki
             i = parent[i]
     return H
 
@@ -56,14 +57,14 @@ def ltdl_solve(
     """``x = L⁻¹ D⁻¹ L⁻ᵀ rhs`` for the factors of :func:`ltdl` (Featherstone 2008, Table 6.4)."""
     x = list(rhs)
     n = len(x)
-    for i in reversed(range(n)):
+    for i in reversed(range(n)):  # x ← L⁻ᵀ x
         j = parent[i]
         while j >= 0:
             x[j] = b.emit(x[j] - H[i][j] * x[i])
             j = parent[j]
-    for i in range(n):
+    for i in range(n):  # x ← D⁻¹ x
         x[i] = b.emit(x[i] / H[i][i])
-    for i in range(n):
+    for i in range(n):  # x ← L⁻¹ x
         j = parent[i]
         while j >= 0:
             x[i] = b.emit(x[i] - H[i][j] * x[j])
@@ -80,8 +81,8 @@ def forward_dynamics(
 ) -> list[Expr]:
     """θ̈ = 𝓜⁻¹(T − 𝒞): 𝒞 by Newton-Euler at θ̈ = 0, 𝓜 the composite-body way, then the
     sparse LᵀDL solve."""
-    bias = inverse_dynamics(b, tree, v, None, f_ext)
-    M = mass_matrix(b, tree)
+    bias = inverse_dynamics(b, tree, v, None, f_ext)  # 𝒞 = T at θ̈ = 0 (Jain 2009, eq. 3)
+    M = mass_matrix(b, tree)  # 𝓜 = HφMφ*H*
     parent = dof_parents(tree)
     H = ltdl(b, M, parent)
     return ltdl_solve(b, H, parent, [b.emit(t - c) for t, c in zip(tau, bias, strict=True)])

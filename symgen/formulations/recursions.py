@@ -1,18 +1,20 @@
 """Newton-Euler recursions on the hinge tree: velocities, accelerations, inverse dynamics
-and the composite-body mass matrix (Jain 2009 eq. 1-3, Jain 2012 eq. 12; papers-digest
-§2.1, §6.3).
+and the composite-body mass matrix.
 
-Local frames (papers-digest §10.2): with ``X = φ*(℘(k), k)`` the parent → hinge transform
-and ``S = H*(k)`` the joint map in hinge coordinates,
+Jain 2009, eq. 1-3 state the recursions for a serial chain and Jain 2012, eq. 8 and 12-15
+for a tree; they are the recursive Newton-Euler and composite-rigid-body algorithms of
+Featherstone 2008 (Table 5.1, Table 6.2). In hinge coordinates, with ``X = φ*(℘(k), k)``
+the parent → hinge transform and ``S = H*(k)`` the joint map (constant or sparse there):
 
-    V(k) = X V(℘) + S θ̇(k)
-    α(k) = X α(℘) + S θ̈(k) + 𝔞(k),     𝔞(k) = c_J + (X V(℘)) × S θ̇(k)
-    f(k) = Σ_children Xᵀ f(j) + M(k) α(k) + 𝔟(k),   𝔟(k) = V(k) ×* M(k) V(k) − f_ext(k)
-    T(k) = Sᵀ f(k)
+    V(k) = X V(℘) + S θ̇(k)                                          Jain 2012, eq. 8
+    α(k) = X α(℘) + S θ̈(k) + 𝔞(k),    𝔞(k) = c_J + (X V(℘)) × S θ̇(k)   eq. 14
+    f(k) = Σ_children Xᵀ f(j) + M(k) α(k) + 𝔟(k),                   eq. 12
+           𝔟(k) = V(k) ×* M(k) V(k) − f_ext(k)
+    T(k) = Sᵀ f(k)                                                   eq. 13; Jain 2009, eq. 1
 
-α is the spatial acceleration (Featherstone's convention, papers-digest §6.1 allows either),
-c_J = S̊ θ̇ the apparent derivative of S, and gravity enters as the root acceleration
-α(root) = [0; −g] (papers-digest §6.2).
+α is the spatial acceleration (Featherstone 2008, §2.11), c_J = S̊ θ̇ the apparent derivative
+of S (Featherstone 2008, eq. 4.35), and gravity enters as the root acceleration
+α(root) = [0; −g] (Featherstone 2008, §5.3).
 
 Joint armature J_a (rotor inertia reflected on the joint, Pinocchio's ``model.armature``)
 adds J_a θ̈(k) to T(k) and J_a to the diagonal of 𝓜: 𝓜 + diag(J_a).
@@ -23,49 +25,31 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..expr import Expr, esum
+from ..expr import Expr
 from ..program import ProgramBuilder
-from ..spatial import (
-    ZERO,
-    ZERO6,
-    RigidInertia,
-    Vec6,
-    add,
-    emit_vec,
-    force_cross,
-    motion_cross,
-    scale,
-    sub,
-)
-from .tree import SymbolicTree
+from ..spatial import ZERO, Force, Inertia, JointMap, JointVector, Motion
+from .tree import Hinge, SymbolicTree
 
 
 @dataclass
-class Motion:
+class Velocities:
     """Per hinge: transported parent velocity ``X V(℘)``, joint velocity ``S θ̇``,
-    velocity V and Coriolis term 𝔞."""
+    velocity V and Coriolis acceleration 𝔞."""
 
-    vx: list[Vec6]
-    vj: list[Vec6]
-    V: list[Vec6]
-    coriolis: list[Vec6]
-
-
-def combine(b: ProgramBuilder, cols: Sequence[Vec6], rates: Sequence[Expr]) -> Vec6:
-    """``S θ`` for joint-map columns S and rates θ."""
-    total: tuple[Expr, ...] = ZERO6
-    for col, rate in zip(cols, rates, strict=True):
-        total = add(total, scale(rate, col))
-    return emit_vec(b, total)  # type: ignore[return-value]
+    vx: list[Motion]
+    vj: list[Motion]
+    V: list[Motion]
+    coriolis: list[Motion]
 
 
-def transpose_times(b: ProgramBuilder, cols: Sequence[Vec6], f: Sequence[Expr]) -> list[Expr]:
-    """``Sᵀ f``."""
-    return [b.emit(esum([c * x for c, x in zip(col, f, strict=True)])) for col in cols]
+def joint_map(hinge: Hinge) -> JointMap:
+    """``S = H*(k)`` of a hinge."""
+    return JointMap(hinge.S)
 
 
-def hinge_rates(tree: SymbolicTree, h: int, v: Sequence[Expr]) -> list[Expr]:
-    return [v[d] for d in tree.hinges[h].dofs]
+def hinge_rates(tree: SymbolicTree, h: int, v: Sequence[Expr]) -> JointVector:
+    """θ̇(k) (or θ̈(k), T(k)): the entries of ``v`` that belong to hinge ``h``."""
+    return JointVector(v[d] for d in tree.hinges[h].dofs)
 
 
 def joint_rates(tree: SymbolicTree, h: int, v: Sequence[Expr]) -> list[Expr]:
@@ -74,70 +58,72 @@ def joint_rates(tree: SymbolicTree, h: int, v: Sequence[Expr]) -> list[Expr]:
     return list(v[tree.model.v_slices[joint.name]])
 
 
-def motion_pass(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr] | None) -> Motion:
-    """Velocities and Coriolis terms, base to tip (Jain 2009 eq. 1, top; digest §6.1)."""
-    n = len(tree.hinges)
-    vx: list[Vec6] = []
-    vj: list[Vec6] = []
-    V: list[Vec6] = []
-    coriolis: list[Vec6] = []
-    for h in range(n):
-        hinge = tree.hinges[h]
+def motion_pass(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr] | None) -> Velocities:
+    """Velocities and Coriolis terms, base to tip (Jain 2012, eq. 8 and 14)."""
+    out = Velocities([], [], [], [])
+    for h, hinge in enumerate(tree.hinges):
         if v is None:
-            vx.append(ZERO6)
-            vj.append(ZERO6)
-            V.append(ZERO6)
-            coriolis.append(ZERO6)
+            for per_hinge in (out.vx, out.vj, out.V, out.coriolis):
+                per_hinge.append(Motion())
             continue
-        parent_v = V[hinge.parent] if hinge.parent >= 0 else ZERO6
-        vx.append(hinge.X.motion(b, parent_v))
-        vj.append(combine(b, hinge.S, hinge_rates(tree, h, v)))
-        V.append(emit_vec(b, add(vx[h], vj[h])))  # type: ignore[arg-type]
-        term = motion_cross(b, vx[hinge.coriolis_from], vj[h])
+        X, S = hinge.X, joint_map(hinge)
+        V_parent = out.V[hinge.parent] if hinge.parent >= 0 else Motion()
+        vx = (X @ V_parent).emit(b)  # φ*(℘(k), k) V(℘(k))
+        vj = (S @ hinge_rates(tree, h, v)).emit(b)  # H*(k) θ̇(k)
+        out.vx.append(vx)
+        out.vj.append(vj)
+        out.V.append((vx + vj).emit(b))  # V(k) = φ* V(℘) + H* θ̇
+        # 𝔞(k) = (X V(℘)) × H* θ̇ + c_J; sub-hinges of a split joint take X V(℘) of its first
+        a = out.vx[hinge.coriolis_from].cross(vj).emit(b)
         if hinge.bias is not None:
-            term = emit_vec(b, add(term, hinge.bias(b, joint_rates(tree, h, v))))  # type: ignore
-        coriolis.append(term)
-    return Motion(vx, vj, V, coriolis)
+            a = (a + Motion(hinge.bias(b, joint_rates(tree, h, v)))).emit(b)
+        out.coriolis.append(a)
+    return out
 
 
-def root_acceleration(tree: SymbolicTree, gravity: bool) -> Vec6:
-    """``[0; −g]``: gravity as an upward acceleration of the root (digest §6.2)."""
+def root_acceleration(tree: SymbolicTree, gravity: bool) -> Motion:
+    """``[0; −g]``: gravity as an upward acceleration of the root (Featherstone 2008,
+    §5.3)."""
     if not gravity:
-        return ZERO6
-    return (ZERO, ZERO, ZERO) + tuple(-g for g in tree.gravity)  # type: ignore[return-value]
+        return Motion()
+    return Motion((ZERO, ZERO, ZERO, *(-g for g in tree.gravity)))
 
 
 def acceleration_pass(
     b: ProgramBuilder,
     tree: SymbolicTree,
-    motion: Motion,
+    vel: Velocities,
     a: Sequence[Expr] | None,
-    a_root: Vec6,
-) -> list[Vec6]:
-    """``α(k) = X α(℘) + S θ̈ + 𝔞(k)``, base to tip."""
-    acc: list[Vec6] = []
+    a_root: Motion,
+) -> list[Motion]:
+    """``α(k) = X α(℘) + S θ̈ + 𝔞(k)``, base to tip (Jain 2012, eq. 14)."""
+    acc: list[Motion] = []
     for h, hinge in enumerate(tree.hinges):
-        parent_a = acc[hinge.parent] if hinge.parent >= 0 else a_root
-        total = add(hinge.X.motion(b, parent_a), motion.coriolis[h])
+        X, S = hinge.X, joint_map(hinge)
+        alpha_parent = acc[hinge.parent] if hinge.parent >= 0 else a_root
+        alpha = (X @ alpha_parent).emit(b) + vel.coriolis[h]
         if a is not None:
-            total = add(total, combine(b, hinge.S, hinge_rates(tree, h, a)))
-        acc.append(emit_vec(b, total))  # type: ignore[arg-type]
+            alpha = alpha + (S @ hinge_rates(tree, h, a)).emit(b)
+        acc.append(alpha.emit(b))
     return acc
 
 
 def gyroscopic(
-    b: ProgramBuilder, tree: SymbolicTree, motion: Motion, f_ext: Sequence[Expr] | None
-) -> list[Vec6]:
-    """``𝔟(k) = V ×* M V − f_ext(k)`` per hinge (zero on mass-less sub-hinges)."""
-    out: list[Vec6] = []
+    b: ProgramBuilder, tree: SymbolicTree, vel: Velocities, f_ext: Sequence[Expr] | None
+) -> list[Force]:
+    """``𝔟(k) = V ×* M V − f_ext(k)`` per hinge (Jain 2012, eq. 12; zero on mass-less
+    sub-hinges)."""
+    out: list[Force] = []
     for h, hinge in enumerate(tree.hinges):
-        if hinge.inertia is None:
-            out.append(ZERO6)
+        M = hinge.inertia
+        if M is None:
+            out.append(Force())
             continue
-        term = force_cross(b, motion.V[h], hinge.inertia.times(b, motion.V[h]))
+        V = vel.V[h]
+        bias = V.cross_star((M @ V).emit(b)).emit(b)
         if f_ext is not None and hinge.body is not None:
-            term = emit_vec(b, sub(term, f_ext[6 * hinge.body : 6 * hinge.body + 6]))  # type: ignore
-        out.append(term)
+            bias = (bias - Force(f_ext[6 * hinge.body : 6 * hinge.body + 6])).emit(b)
+        out.append(bias)
     return out
 
 
@@ -149,57 +135,60 @@ def inverse_dynamics(
     f_ext: Sequence[Expr] | None = None,
     gravity: bool = True,
 ) -> list[Expr]:
-    """Joint forces T = Hφ(Mα + 𝔟) by the Newton-Euler recursion (Jain 2009 eq. 1;
-    trees: Jain 2012 eq. 12). ``v``/``a`` None stand for zero velocity/acceleration."""
-    motion = motion_pass(b, tree, v)
-    acc = acceleration_pass(b, tree, motion, a, root_acceleration(tree, gravity))
-    bias = gyroscopic(b, tree, motion, f_ext)
-    forces: list[Vec6] = []
+    """Joint forces T = Hφ(Mα + 𝔟) by the Newton-Euler recursion (Jain 2009, eq. 1-3;
+    trees: Jain 2012, eq. 15). ``v``/``a`` None stand for zero velocity/acceleration."""
+    vel = motion_pass(b, tree, v)
+    acc = acceleration_pass(b, tree, vel, a, root_acceleration(tree, gravity))
+    bias = gyroscopic(b, tree, vel, f_ext)
+    f: list[Force] = []
     for h, hinge in enumerate(tree.hinges):
-        if hinge.inertia is None:
-            forces.append(ZERO6)
-        else:
-            forces.append(emit_vec(b, add(hinge.inertia.times(b, acc[h]), bias[h])))  # type: ignore
+        M = hinge.inertia
+        f.append(Force() if M is None else ((M @ acc[h]).emit(b) + bias[h]).emit(b))
     tau: list[Expr] = [ZERO] * tree.nv
     for h in reversed(range(len(tree.hinges))):
         hinge = tree.hinges[h]
-        for d, value in zip(hinge.dofs, transpose_times(b, hinge.S, forces[h]), strict=True):
+        X, S = hinge.X, joint_map(hinge)
+        T = (S.T @ f[h]).emit(b)  # T(k) = H(k) f(k)
+        for d, value in zip(hinge.dofs, T, strict=True):
             tau[d] = value
         if hinge.armature is not None and a is not None:
             for d, arm in zip(hinge.dofs, hinge.armature, strict=True):
                 tau[d] = b.emit(tau[d] + arm * a[d])
         if hinge.parent >= 0:
-            moved = hinge.X.force_to_parent(b, forces[h])
-            forces[hinge.parent] = emit_vec(b, add(forces[hinge.parent], moved))  # type: ignore
+            f[hinge.parent] = (f[hinge.parent] + X.T @ f[h]).emit(b)  # + φ(℘(k), k) f(k)
     return tau
 
 
-def composite_inertias(b: ProgramBuilder, tree: SymbolicTree) -> list[RigidInertia | None]:
-    """``R(k) = Σ_children φ R(j) φ* + M(k)`` (digest §6.3), tip to base."""
-    comp: list[RigidInertia | None] = [h.inertia for h in tree.hinges]
+def composite_inertias(b: ProgramBuilder, tree: SymbolicTree) -> list[Inertia | None]:
+    """``R(k) = M(k) + Σ_children φ(k, j) R(j) φ*(k, j)``, tip to base: the inertia of the
+    subtree rooted at k (Featherstone 2008, Table 6.2)."""
+    R: list[Inertia | None] = [h.inertia for h in tree.hinges]
     for h in reversed(range(len(tree.hinges))):
         hinge = tree.hinges[h]
-        c = comp[h]
-        if hinge.parent < 0 or c is None:
+        Rk = R[h]
+        if hinge.parent < 0 or Rk is None:
             continue
-        moved = c.to_parent(b, hinge.X)
-        own = comp[hinge.parent]
-        comp[hinge.parent] = moved if own is None else own.add(b, moved)
-    return comp
+        X = hinge.X
+        moved = (X.T @ Rk @ X).realize(b)
+        own = R[hinge.parent]
+        R[hinge.parent] = moved if own is None else (own + moved).emit(b)
+    return R
 
 
 def mass_matrix(b: ProgramBuilder, tree: SymbolicTree) -> list[list[Expr]]:
-    """𝓜 = HφMφ*H* the composite-body way (digest §6.3): 𝓜(k,k) = H R(k) H*, and walking
-    inward from k, ``F ← φ F``, 𝓜(j,k) = H(j) F. Blocks of unrelated hinges are zero."""
-    comp = composite_inertias(b, tree)
+    """𝓜 = HφMφ*H* (Jain 2009, eq. 3) the composite-body way (Featherstone 2008,
+    Table 6.2): 𝓜(k, k) = H R(k) H*, and walking inward from k, ``F ← φ F``,
+    𝓜(j, k) = H(j) F. Blocks of unrelated hinges are zero."""
+    R = composite_inertias(b, tree)
     n = tree.nv
     M: list[list[Expr]] = [[ZERO] * n for _ in range(n)]
     for h, hinge in enumerate(tree.hinges):
-        c = comp[h]
-        if c is None:
+        Rk = R[h]
+        if Rk is None:
             continue
-        F = [c.times(b, col) for col in hinge.S]
-        block = [transpose_times(b, hinge.S, f) for f in F]
+        S = joint_map(hinge)
+        F = [(Rk @ s).emit(b) for s in S]  # F = R(k) H*(k)
+        block = [list((S.T @ f).emit(b)) for f in F]
         if hinge.armature is not None:
             block = [
                 [b.emit(x + arm) if r == col else x for r, x in enumerate(values)]
@@ -208,10 +197,11 @@ def mass_matrix(b: ProgramBuilder, tree: SymbolicTree) -> list[list[Expr]]:
         _fill(M, hinge.dofs, hinge.dofs, block)
         j = h
         while tree.hinges[j].parent >= 0:
-            F = [tree.hinges[j].X.force_to_parent(b, f) for f in F]
+            X = tree.hinges[j].X
+            F = [(X.T @ f).emit(b) for f in F]  # F ← φ(℘(j), j) F
             j = tree.hinges[j].parent
             anc = tree.hinges[j]
-            _fill(M, anc.dofs, hinge.dofs, [transpose_times(b, anc.S, f) for f in F])
+            _fill(M, anc.dofs, hinge.dofs, [list((joint_map(anc).T @ f).emit(b)) for f in F])
     return M
 
 
@@ -224,14 +214,14 @@ def _fill(M: list[list[Expr]], rows: list[int], cols: list[int], by_col: list[li
 
 
 __all__ = [
-    "Motion",
+    "Velocities",
     "acceleration_pass",
-    "combine",
     "composite_inertias",
     "gyroscopic",
+    "hinge_rates",
     "inverse_dynamics",
+    "joint_map",
     "mass_matrix",
     "motion_pass",
     "root_acceleration",
-    "transpose_times",
 ]

@@ -5,7 +5,7 @@ when partitioned (Jain, *Partitioning of recursive multibody dynamics*, Lemma 2.
 of 1-DOF sub-hinges joined by mass-less bodies:
 
 - universal → two revolutes, cylindrical → prismatic + revolute, planar → two prismatics +
-  a revolute: real sub-bodies, each sub-hinge with a constant H (J-P L97-101);
+  a revolute: real sub-bodies, each sub-hinge with a constant H (Jain, *Partitioning*, §2);
 - spherical and free → 3 and 6 sub-hinges whose frames coincide (φ(k', k) = I) and whose
   H are the unit columns of the joint's S. Their velocities are partial sums, so the
   Coriolis term of each sub-hinge is taken with the velocity the joint's parent body
@@ -13,56 +13,45 @@ of 1-DOF sub-hinges joined by mass-less bodies:
   joint's 𝔞 exactly, as Lemma 2.1 requires (𝔞̲(k) = 𝔞(k) + φ*(k', k) 𝔞(k')).
 
 Hinge frames are body frames (or the sub-bodies' frames): H is constant or sparse there
-(papers-digest §10.2). Every q-dependent quantity is emitted into the program being built.
+(Featherstone 2008, Table 4.1). Every q-dependent quantity is emitted into the program being built.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import sympy
 
-from ..expr import Expr, cos, from_sympy, sin
-from ..model import JointType, Model, SymgenError
-from ..model.scalars import parameter_symbol
+from ..expr import Expr, from_sympy
+from ..joints import JOINT_TYPES
+from ..joints.base import BiasFn, Step
+from ..model import Model, SymgenError
+from ..model.scalars import Scalar, parameter_symbol
 from ..model.transform import planar_directions
 from ..program import ProgramBuilder
 from ..spatial import (
     IDENTITY3,
-    ONE,
-    ZERO,
     ZERO3,
+    Inertia,
     Mat3,
-    RigidInertia,
     Transform,
     Vec3,
     Vec6,
     add,
-    cross,
     emit_mat,
     emit_vec,
+    mat3,
     mat_mul,
-    mat_t_vec,
     mat_vec,
     number,
-    quaternion_rotation,
     rigid_inertia,
-    rotation_about,
-    scale,
     transpose,
+    vec3,
 )
-
-BiasFn = Callable[[ProgramBuilder, Sequence[Expr]], Vec6]
 
 #: Joint types that partitioning splits into 1-DOF sub-hinges.
-PARTITIONABLE = (
-    JointType.UNIVERSAL,
-    JointType.CYLINDRICAL,
-    JointType.PLANAR,
-    JointType.SPHERICAL,
-    JointType.FREE,
-)
+PARTITIONABLE = tuple(t for t, kind in JOINT_TYPES.items() if kind.partitionable)
 
 #: Rotation and axis entries closer than this to 0 or ±1 are taken as exactly 0 or ±1: the
 #: rounding noise of rotations built from exact angles (cos(π/2) = 6.1e-17 in double). A file
@@ -83,7 +72,7 @@ class Hinge:
     X: Transform
     S: list[Vec6]
     dofs: list[int]
-    inertia: RigidInertia | None = None
+    inertia: Inertia | None = None
     body: int | None = None
     coriolis_from: int = -1
     bias: BiasFn | None = None
@@ -148,12 +137,12 @@ class Constants:
             parameter_symbol(p.name): sym for p, sym in zip(model.parameters, params, strict=True)
         }
 
-    def scalar(self, x: float | Expr) -> Expr:
+    def scalar(self, x: Scalar) -> Expr:
         if isinstance(x, sympy.Basic) and not x.is_number:
             return self.b.emit(from_sympy(x, self.mapping))
         return number(float(x))
 
-    def unit(self, x: float | Expr) -> Expr:
+    def unit(self, x: Scalar) -> Expr:
         """A dimensionless entry (rotation, axis): snapped to 0 or ±1 when within tolerance."""
         if isinstance(x, sympy.Basic) and not x.is_number:
             return self.scalar(x)
@@ -163,137 +152,25 @@ class Constants:
                 return number(target)
         return number(f)
 
-    def vec(self, v: Sequence[float | Expr]) -> Vec3:
-        return tuple(self.scalar(x) for x in v)  # type: ignore[return-value]
+    def vec(self, v: Sequence[Scalar]) -> Vec3:
+        return vec3(self.scalar(x) for x in v)
 
-    def unit_vec(self, v: Sequence[float | Expr]) -> Vec3:
-        return tuple(self.unit(x) for x in v)  # type: ignore[return-value]
+    def unit_vec(self, v: Sequence[Scalar]) -> Vec3:
+        return vec3(self.unit(x) for x in v)
 
-    def rotation(self, m: Sequence[Sequence[float | Expr]]) -> Mat3:
-        return tuple(self.unit_vec(row) for row in m)  # type: ignore[return-value]
+    def rotation(self, m: Sequence[Sequence[Scalar]]) -> Mat3:
+        return mat3(self.unit_vec(row) for row in m)
 
-    def matrix(self, m: Sequence[Sequence[float | Expr]]) -> Mat3:
-        return tuple(self.vec(row) for row in m)  # type: ignore[return-value]
-
-
-def angular(a: Sequence[Expr]) -> Vec6:
-    return (a[0], a[1], a[2], ZERO, ZERO, ZERO)
+    def matrix(self, m: Sequence[Sequence[Scalar]]) -> Mat3:
+        return mat3(self.vec(row) for row in m)
 
 
-def linear(a: Sequence[Expr]) -> Vec6:
-    return (ZERO, ZERO, ZERO, a[0], a[1], a[2])
-
-
-def unit6(i: int) -> Vec6:
-    return tuple(ONE if k == i else ZERO for k in range(6))  # type: ignore[return-value]
-
-
-@dataclass
-class _Step:
-    """One hinge of a joint before placement: joint motion (R_J, p_J) in the previous
-    frame, joint map columns, DOF offsets within the joint, and the bias c_J(v)."""
-
-    R: Mat3
-    p: Vec3
-    S: list[Vec6]
-    offsets: list[int]
-    bias: BiasFn | None = None
-
-
-def _trig(b: ProgramBuilder, angle: Expr) -> tuple[Expr, Expr]:
-    return b.emit(cos(angle)), b.emit(sin(angle))
-
-
-def _revolute(b: ProgramBuilder, axis: Vec3, angle: Expr) -> Mat3:
-    c, s = _trig(b, angle)
-    return emit_mat(b, rotation_about(axis, c, s))  # type: ignore[return-value]
-
-
-def _joint_steps(
-    b: ProgramBuilder, k: Constants, joint, qj: Sequence[Expr], partition: bool
-) -> list[_Step]:
-    """The joint's motion as one step, or as 1-DOF steps when partitioned."""
-    t = joint.type
-    a = k.unit_vec(joint.axis)
-    if t in (JointType.REVOLUTE, JointType.CONTINUOUS):
-        return [_Step(_revolute(b, a, qj[0]), ZERO3, [angular(a)], [0])]
-    if t is JointType.PRISMATIC:
-        return [_Step(IDENTITY3, emit_vec(b, scale(qj[0], a)), [linear(a)], [0])]  # type: ignore
-    if t is JointType.HELICAL:
-        pitch = k.scalar(joint.pitch)
-        s_col = emit_vec(b, angular(a)[:3] + scale(pitch, a))
-        p = emit_vec(b, scale(b.emit(pitch * qj[0]), a))
-        return [_Step(_revolute(b, a, qj[0]), p, [s_col], [0])]  # type: ignore[list-item]
-    if t is JointType.CYLINDRICAL:
-        slide = emit_vec(b, scale(qj[0], a))
-        if partition:
-            return [
-                _Step(IDENTITY3, slide, [linear(a)], [0]),  # type: ignore[arg-type]
-                _Step(_revolute(b, a, qj[1]), ZERO3, [angular(a)], [1]),
-            ]
-        return [_Step(_revolute(b, a, qj[1]), slide, [linear(a), angular(a)], [0, 1])]  # type: ignore
-    if t is JointType.UNIVERSAL:
-        a2 = k.unit_vec(joint.axis2)
-        r1, r2 = _revolute(b, a, qj[0]), _revolute(b, a2, qj[1])
-        if partition:
-            return [
-                _Step(r1, ZERO3, [angular(a)], [0]),
-                _Step(r2, ZERO3, [angular(a2)], [1]),
-            ]
-        w1 = emit_vec(b, mat_t_vec(r2, a))  # R2ᵀ a1
-
-        def universal_bias(bb: ProgramBuilder, vj: Sequence[Expr]) -> Vec6:
-            # c_J = S̊ q̇ = [q̇1 q̇2 (R2ᵀ a1) × a2; 0]
-            rate = bb.emit(vj[0] * vj[1])
-            return angular(emit_vec(bb, scale(rate, cross(w1, a2))))
-
-        rot = emit_mat(b, mat_mul(r1, r2))
-        return [_Step(rot, ZERO3, [angular(w1), angular(a2)], [0, 1], universal_bias)]  # type: ignore
-    if t is JointType.PLANAR:
-        e1, e2 = planar_directions(joint.axis)
-        e1, e2 = k.unit_vec(e1), k.unit_vec(e2)
-        if partition:
-            return [
-                _Step(IDENTITY3, emit_vec(b, scale(qj[0], e1)), [linear(e1)], [0]),  # type: ignore
-                _Step(IDENTITY3, emit_vec(b, scale(qj[1], e2)), [linear(e2)], [1]),  # type: ignore
-                _Step(_revolute(b, a, qj[2]), ZERO3, [angular(a)], [2]),
-            ]
-        rot = _revolute(b, a, qj[2])
-        p = emit_vec(b, add(scale(qj[0], e1), scale(qj[1], e2)))
-        d1, d2 = emit_vec(b, mat_t_vec(rot, e1)), emit_vec(b, mat_t_vec(rot, e2))
-
-        def planar_bias(bb: ProgramBuilder, vj: Sequence[Expr]) -> Vec6:
-            # c_J = [0; θ̇ (Rᵀ(ẋ e1 + ẏ e2)) × n]
-            lin = emit_vec(bb, add(scale(vj[0], d1), scale(vj[1], d2)))
-            return linear(emit_vec(bb, scale(vj[2], cross(lin, a))))
-
-        cols = [linear(d1), linear(d2), angular(a)]
-        return [_Step(rot, p, cols, [0, 1, 2], planar_bias)]  # type: ignore[arg-type]
-    if t is JointType.SPHERICAL:
-        rot = emit_mat(b, quaternion_rotation(*qj))
-        cols = [unit6(i) for i in range(3)]
-        if partition:
-            return [_Step(rot if i == 0 else IDENTITY3, ZERO3, [cols[i]], [i]) for i in range(3)]
-        return [_Step(rot, ZERO3, cols, [0, 1, 2])]  # type: ignore[arg-type]
-    if t is JointType.FREE:
-        rot = emit_mat(b, quaternion_rotation(*qj[3:7]))
-        p = tuple(qj[:3])
-        cols = [unit6(i) for i in range(6)]
-        if partition:
-            return [
-                _Step(rot if i == 0 else IDENTITY3, p if i == 0 else ZERO3, [cols[i]], [i])
-                for i in range(6)
-            ]
-        return [_Step(rot, p, cols, list(range(6)))]  # type: ignore[arg-type]
-    raise SymgenError(f"joint {joint.name!r}: unsupported joint type {t.value!r}")
-
-
-def _placed(b: ProgramBuilder, r_t: Mat3, p_t: Vec3, step: _Step) -> Transform:
+def _placed(b: ProgramBuilder, r_t: Mat3, p_t: Vec3, step: Step) -> Transform:
     """Transform parent → hinge frame for placement (R_T, p_T) then joint motion (R_J, p_J):
     the hinge frame's pose in the parent is (R_T R_J, R_T p_J + p_T), so E = (R_T R_J)ᵀ."""
     rot = emit_mat(b, mat_mul(r_t, step.R))
     origin = emit_vec(b, add(mat_vec(r_t, step.p), p_t))
-    return Transform(transpose(rot), origin)  # type: ignore[arg-type]
+    return Transform(mat3(transpose(rot)), vec3(origin))
 
 
 def build_tree(
@@ -311,13 +188,14 @@ def build_tree(
     for j, joint in enumerate(model.joints):
         qs, vs = model.q_slices[joint.name], model.v_slices[joint.name]
         qj = list(q[qs])
-        split = partition and joint.type in PARTITIONABLE
-        steps = _joint_steps(b, k, joint, qj, split)
+        kind = JOINT_TYPES[joint.type]
+        split = partition and kind.partitionable
+        steps = kind.steps(b, k, joint, qj, split)
         parent = body_hinge[model.parents[j]] if model.parents[j] >= 0 else -1
         r_t = k.rotation(joint.placement.rotation)
         p_t = k.vec(joint.placement.translation)
         first = len(hinges)
-        velocity_split = split and joint.type in (JointType.SPHERICAL, JointType.FREE)
+        velocity_split = split and kind.coincident_subframes
         armature = [k.scalar(x) for x in joint.armature] if joint.armature else None
         for n, step in enumerate(steps):
             index = len(hinges)
@@ -354,7 +232,7 @@ def build_tree(
 
 def has_partitionable(model: Model) -> bool:
     """True when partitioning would change the hinge tree of ``model``."""
-    return any(j.type in PARTITIONABLE for j in model.joints)
+    return any(j.type.kind.partitionable for j in model.joints)
 
 
 __all__ = [

@@ -436,14 +436,15 @@ class _YamlReader:
         if jtype is not None:  # an unknown type is reported by ModelBuilder.build
             for key, applies in (
                 ("axis", jtype.uses_axis),
-                ("axis2", jtype is JointType.UNIVERSAL),
-                ("pitch", jtype is JointType.HELICAL),
+                ("axis2", jtype.uses_axis2),
+                ("pitch", jtype.uses_pitch),
             ):
                 if key in d and not applies:
                     raise self.fail(
                         f"{what}: {key!r} does not apply to a {jtype.value} joint", d.line_of(key)
                     )
-        in_plane_default = (1.0, 0.0, 0.0) if jtype is JointType.PRISMATIC else (0.0, 0.0, 1.0)
+        along_plane = jtype is not None and jtype.kind.plane_axis == "in-plane"
+        in_plane_default = (1.0, 0.0, 0.0) if along_plane else (0.0, 0.0, 1.0)
         axis = self.vector(
             d,
             "axis",

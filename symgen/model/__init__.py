@@ -1,4 +1,4 @@
-"""Model description: bodies, joints, frames, parameters, validation (design.md §1, §3)."""
+"""Model description: bodies, joints, frames, parameters, validation (docs/model-format.md)."""
 
 from .builder import ModelBuilder
 from .elements import Body, Coupling, Frame, Joint, JointType, Limits, LockedJoint

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from .errors import SourceRef
 from .scalars import Mat3, Scalar, Vec3
 from .transform import IDENTITY3, ZERO3, Transform  # noqa: F401
+
+if TYPE_CHECKING:
+    from ..joints.base import JointKind
 
 
 class JointType(str, Enum):
@@ -30,21 +34,37 @@ class JointType(str, Enum):
     FIXED = "fixed"
 
     @property
+    def kind(self) -> JointKind:
+        """This type's declaration (:data:`symgen.joints.JOINT_TYPES`), the one place that
+        describes a joint type."""
+        from ..joints import JOINT_TYPES  # symgen.joints builds on the model: import on use
+
+        return JOINT_TYPES[self]
+
+    @property
     def nq(self) -> int:
-        return _DIMENSIONS[self][0]
+        return self.kind.nq
 
     @property
     def nv(self) -> int:
-        return _DIMENSIONS[self][1]
+        return self.kind.nv
 
     @property
     def uses_axis(self) -> bool:
-        return self not in (JointType.SPHERICAL, JointType.FREE, JointType.FIXED)
+        return self.kind.uses_axis
+
+    @property
+    def uses_axis2(self) -> bool:
+        return self.kind.uses_axis2
+
+    @property
+    def uses_pitch(self) -> bool:
+        return self.kind.uses_pitch
 
     @property
     def coordinate_names(self) -> tuple[str, ...]:
         """Suffixes naming each entry of this joint's slice of q."""
-        return _COORDINATE_NAMES[self]
+        return self.kind.coordinate_names
 
     @classmethod
     def parse(cls, name: str) -> JointType | None:
@@ -53,33 +73,6 @@ class JointType(str, Enum):
             return cls(name.strip().lower())
         except ValueError:
             return None
-
-
-_DIMENSIONS = {
-    JointType.REVOLUTE: (1, 1),
-    JointType.CONTINUOUS: (1, 1),
-    JointType.PRISMATIC: (1, 1),
-    JointType.HELICAL: (1, 1),
-    JointType.CYLINDRICAL: (2, 2),
-    JointType.UNIVERSAL: (2, 2),
-    JointType.PLANAR: (3, 3),
-    JointType.SPHERICAL: (4, 3),
-    JointType.FREE: (7, 6),
-    JointType.FIXED: (0, 0),
-}
-
-_COORDINATE_NAMES = {
-    JointType.REVOLUTE: ("",),
-    JointType.CONTINUOUS: ("",),
-    JointType.PRISMATIC: ("",),
-    JointType.HELICAL: ("",),
-    JointType.CYLINDRICAL: ("d", "theta"),
-    JointType.UNIVERSAL: ("q1", "q2"),
-    JointType.PLANAR: ("x", "y", "theta"),
-    JointType.SPHERICAL: ("qx", "qy", "qz", "qw"),
-    JointType.FREE: ("x", "y", "z", "qx", "qy", "qz", "qw"),
-    JointType.FIXED: (),
-}
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from dataclasses import replace
 
 from .elements import Coupling, Joint, JointType, LockedJoint
 from .errors import ModelError, SourceRef
-from .scalars import Mat3, Scalar, Vec3, cos, evaluate, simplify_scalar, sin, sqrt
-from .transform import IDENTITY3, ZERO3, Transform, mat3, mat_mul, planar_directions, vec3
+from .scalars import Scalar, evaluate, simplify_scalar, sqrt
+from .transform import Transform
 
 #: A requested lock: the values given (None: the joint's neutral value) and where.
 LockRequest = tuple[tuple[Scalar, ...] | None, SourceRef | None]
@@ -30,65 +30,13 @@ QUATERNION_TOLERANCE = 1e-6
 
 def neutral_values(joint: Joint) -> tuple[float, ...]:
     """The neutral configuration of a joint: zeros, and the identity quaternion."""
-    if joint.type is JointType.SPHERICAL:
-        return (0.0, 0.0, 0.0, 1.0)
-    if joint.type is JointType.FREE:
-        return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
-    return (0.0,) * joint.nq
-
-
-def _rotation_about(axis: Vec3, angle: Scalar) -> Mat3:
-    """Rodrigues: R = c I + s [a]× + (1 − c) a aᵀ for a unit axis a."""
-    c, s = cos(angle), sin(angle)
-    x, y, z = axis
-    k = 1 - c
-    return mat3(
-        [
-            [c + k * x * x, k * x * y - s * z, k * x * z + s * y],
-            [k * x * y + s * z, c + k * y * y, k * y * z - s * x],
-            [k * x * z - s * y, k * y * z + s * x, c + k * z * z],
-        ]
-    )
-
-
-def _quaternion_rotation(qx: Scalar, qy: Scalar, qz: Scalar, qw: Scalar) -> Mat3:
-    """Rotation of the unit quaternion (x, y, z, w), scalar last."""
-    return mat3(
-        [
-            [1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qz * qw), 2 * (qx * qz + qy * qw)],
-            [2 * (qx * qy + qz * qw), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qx * qw)],
-            [2 * (qx * qz - qy * qw), 2 * (qy * qz + qx * qw), 1 - 2 * (qx * qx + qy * qy)],
-        ]
-    )
-
-
-def _along(axis: Vec3, d: Scalar) -> Vec3:
-    return vec3([d * a for a in axis])
+    return joint.type.kind.neutral
 
 
 def joint_motion(joint: Joint, q: Sequence[Scalar]) -> Transform:
     """``X_J(q)``: the pose of the child frame in the joint frame at joint coordinates ``q``
-    (docs/conventions.md, joint table; unit axes)."""
-    t, a = joint.type, joint.axis
-    if t in (JointType.REVOLUTE, JointType.CONTINUOUS):
-        return Transform(_rotation_about(a, q[0]), ZERO3)
-    if t is JointType.PRISMATIC:
-        return Transform(IDENTITY3, _along(a, q[0]))
-    if t is JointType.HELICAL:
-        return Transform(_rotation_about(a, q[0]), _along(a, joint.pitch * q[0]))
-    if t is JointType.CYLINDRICAL:
-        return Transform(_rotation_about(a, q[1]), _along(a, q[0]))
-    if t is JointType.UNIVERSAL:
-        return Transform(mat_mul(_rotation_about(a, q[0]), _rotation_about(joint.axis2, q[1])))
-    if t is JointType.PLANAR:
-        e1, e2 = planar_directions(a)
-        p = vec3([q[0] * u + q[1] * w for u, w in zip(e1, e2, strict=True)])
-        return Transform(_rotation_about(a, q[2]), p)
-    if t is JointType.SPHERICAL:
-        return Transform(_quaternion_rotation(*q))
-    if t is JointType.FREE:
-        return Transform(_quaternion_rotation(*q[3:]), vec3(q[:3]))
-    return Transform()
+    (docs/conventions.md, joint table; unit axes), as the joint's type declares it."""
+    return joint.type.kind.motion(joint, q)
 
 
 def _where(name: str) -> str:
@@ -114,7 +62,7 @@ def _check_values(
     numbers = [evaluate(x, values) for x in given]
     if not all(math.isfinite(x) for x in numbers):
         raise ModelError(f"{where}: lock value is not finite", source)
-    if joint.type in (JointType.SPHERICAL, JointType.FREE):
+    if joint.type.kind.quaternion:
         norm = math.sqrt(sum(x * x for x in numbers[-4:]))
         if abs(norm - 1.0) > QUATERNION_TOLERANCE:
             raise ModelError(

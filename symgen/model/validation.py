@@ -157,7 +157,7 @@ def check_joint_axes(joint: Joint, values: Mapping[str, float]) -> None:
     axes = []
     if joint.type.uses_axis:
         axes.append(("axis", joint.axis))
-    if joint.type is JointType.UNIVERSAL:
+    if joint.type.kind.uses_axis2:
         axes.append(("second axis", joint.axis2))
     units = []
     for label, axis in axes:
@@ -166,7 +166,7 @@ def check_joint_axes(joint: Joint, values: Mapping[str, float]) -> None:
         if u is None or norm < 1e-12:
             raise ModelError(f"joint {joint.name!r}: zero-length {label}", joint.source)
         units.append(u)
-    if joint.type is JointType.UNIVERSAL and np.linalg.norm(np.cross(*units)) < 1e-9:
+    if joint.type.kind.uses_axis2 and np.linalg.norm(np.cross(*units)) < 1e-9:
         raise ModelError(f"joint {joint.name!r}: universal joint axes are parallel", joint.source)
 
 
@@ -186,14 +186,8 @@ def unit_vector(a: np.ndarray) -> tuple[np.ndarray | None, float]:
 def check_planar(joint: Joint, values: Mapping[str, float]) -> None:
     """A joint of a planar (xy) mechanism must keep every body in the plane."""
     where = f"joint {joint.name!r}"
-    allowed = {
-        JointType.REVOLUTE,
-        JointType.CONTINUOUS,
-        JointType.PRISMATIC,
-        JointType.PLANAR,
-        JointType.FIXED,
-    }
-    if joint.type not in allowed:
+    plane_axis = joint.type.kind.plane_axis
+    if plane_axis is None:
         raise ModelError(
             f"{where}: a {joint.type.value} joint cannot be part of a planar mechanism",
             joint.source,
@@ -208,9 +202,9 @@ def check_planar(joint: Joint, values: Mapping[str, float]) -> None:
     if a is None:
         raise ModelError(f"{where}: zero-length axis", joint.source)
     along_z = abs(abs(a[2]) - 1.0) < 1e-9
-    if joint.type is JointType.PRISMATIC and abs(a[2]) > 1e-9:
+    if plane_axis == "in-plane" and abs(a[2]) > 1e-9:
         raise ModelError(f"{where}: prismatic axis must lie in the xy plane", joint.source)
-    if joint.type in (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PLANAR) and not along_z:
+    if plane_axis == "normal" and not along_z:
         raise ModelError(f"{where}: axis must be along z in a planar mechanism", joint.source)
 
 
@@ -223,9 +217,9 @@ def joint_values(joint: Joint) -> list[tuple[str, Scalar]]:
     items += [("child origin", x) for x in joint.child_placement.translation]
     if joint.type.uses_axis:
         items += [("axis", x) for x in joint.axis]
-    if joint.type is JointType.UNIVERSAL:
+    if joint.type.kind.uses_axis2:
         items += [("axis2", x) for x in joint.axis2]
-    if joint.type is JointType.HELICAL:
+    if joint.type.kind.uses_pitch:
         items.append(("pitch", joint.pitch))
     if joint.limits is not None:
         for label in ("lower", "upper", "velocity", "effort"):

@@ -325,7 +325,7 @@ def quaternion_blocks(model: Model) -> list[slice]:
     out = []
     for joint in model.joints:
         s = model.q_slices[joint.name]
-        if joint.type in (JointType.SPHERICAL, JointType.FREE):
+        if joint.type.kind.quaternion:
             out.append(slice(s.stop - 4, s.stop))
     return out
 

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..model import JointType, Model
+from ..model import Model
 from ._numeric import prepare, vector
-from .spatial import quaternion_exp, quaternion_multiply, quaternion_to_rotation, skew
+from .joints import formulas, se3_exp_translation
 
 Array = np.ndarray
 _IDENTITY_QUATERNION = np.array([0.0, 0.0, 0.0, 1.0])
@@ -20,7 +20,7 @@ def neutral_configuration(model: Model, params: Mapping[str, float] | None = Non
     nm = prepare(model, params)
     q = np.zeros(nm.nq)
     for joint in nm.joints:
-        if joint.type in (JointType.SPHERICAL, JointType.FREE):
+        if formulas(joint).quaternion:
             q[joint.q][-4:] = _IDENTITY_QUATERNION
     return q
 
@@ -36,25 +36,10 @@ def random_configuration(
     rng = np.random.default_rng() if rng is None else rng
     q = rng.uniform(-np.pi, np.pi, nm.nq)
     for joint in nm.joints:
-        if joint.type in (JointType.SPHERICAL, JointType.FREE):
+        if formulas(joint).quaternion:
             quat = rng.standard_normal(4)
             q[joint.q][-4:] = quat / np.linalg.norm(quat)
     return q
-
-
-def se3_exp_translation(omega: Array, vel: Array) -> Array:
-    """Translation part ``V(ω) v`` of the SE(3) exponential of the twist ``[ω; v]``:
-    ``V = 1 + (1 − cos θ)/θ² ω× + (θ − sin θ)/θ³ (ω×)²`` with θ = |ω|."""
-    theta = float(np.linalg.norm(omega))
-    w = skew(omega)
-    if theta < 1e-3:  # Taylor series, avoiding the cancellation in 1 - cos θ
-        t2 = theta * theta
-        b = 0.5 - t2 / 24.0 + t2 * t2 / 720.0
-        c = 1.0 / 6.0 - t2 / 120.0 + t2 * t2 / 5040.0
-    else:
-        b = (1.0 - np.cos(theta)) / theta**2
-        c = (theta - np.sin(theta)) / theta**3
-    return vel + b * (w @ vel) + c * (w @ (w @ vel))
 
 
 def integrate(model: Model, q, v, dt: float, params: Mapping[str, float] | None = None) -> Array:
@@ -68,18 +53,13 @@ def integrate(model: Model, q, v, dt: float, params: Mapping[str, float] | None 
         raise ValueError("dt must be a finite number")
     out = q.copy()
     for joint in nm.joints:
-        qj, vj = q[joint.q], v[joint.v] * dt
-        if joint.type is JointType.SPHERICAL:
-            out[joint.q] = quaternion_multiply(qj, quaternion_exp(vj))
-        elif joint.type is JointType.FREE:
-            step = se3_exp_translation(vj[:3], vj[3:])
-            position = qj[:3] + quaternion_to_rotation(qj[3:]) @ step
-            out[joint.q] = np.concatenate(
-                [position, quaternion_multiply(qj[3:], quaternion_exp(vj[:3]))]
-            )
-        else:
-            out[joint.q] = qj + vj
+        out[joint.q] = formulas(joint).integrate(q[joint.q], v[joint.v] * dt)
     return out
 
 
-__all__ = ["integrate", "neutral_configuration", "random_configuration"]
+__all__ = [
+    "integrate",
+    "neutral_configuration",
+    "random_configuration",
+    "se3_exp_translation",
+]

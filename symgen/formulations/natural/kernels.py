@@ -417,51 +417,23 @@ def natural_model(model, springs: Sequence[Spring] = ()) -> NaturalModel:
     return nm
 
 
-def natural_sizes(nm: NaturalModel, programs: Sequence[Program]) -> list[tuple[str, int, str]]:
-    """The size macros of a natural-coordinate header (:attr:`KernelSet.sizes`): each
-    array length the kernels in ``programs`` use."""
-    by_name = {p.name: p for p in programs}
-    sizes = [("N", nm.n, "natural coordinates (length of q, qd, qdd)"),
-             ("M", nm.m, "constraints (length of phi, lam; rows of Phi_q)")]
-    if nm.dof is not None:
-        sizes.append(("DOF", nm.dof, "degrees of freedom of the mechanism"))
-    if nm.actuated:
-        sizes.append(("NJOINTS", len(nm.actuated),
-                      "1-DOF joints (length of tau, values, rates)"))
-    if "nc_velocities" in by_name:
-        zd = next(s for s in by_name["nc_velocities"].inputs if s.name == "zd")
-        sizes.append(("NINDEPENDENT", zd.size, "independent joints (length of zd)"))
-    if "nc_body_poses" in by_name:
-        sizes.append(("NBODIES", nm.modeller.model.nbodies, "bodies (rows of poses)"))
-    return sizes
-
-
 def natural_kernels(model, opts: NaturalOptions | None = None, nm: NaturalModel | None = None):
     """(NaturalModel, KernelSet) with every natural-coordinate kernel of ``model``,
-    optimised, ready for :meth:`KernelSet.write` / :meth:`KernelSet.compile`.
+    optimised, ready for :meth:`KernelSet.write` / :meth:`KernelSet.compile`: the same as
+    ``symgen.generate(model, options=opts or NaturalOptions())``. ``nm`` is accepted for
+    compatibility and must be the model's own natural model when given.
 
-    The header describes these kernels only: its size macros are :func:`natural_sizes`
+    The header describes these kernels only: its size macros are
+    :func:`.registration.natural_sizes`
     (``<PREFIX>_N``, ``_M``, ...), its default prefix is ``<model>_natural`` (so it can be
     included next to the tree kernels' ``<model>.h``)."""
-    from ...cnames import default_prefix
-    from ...generate import KernelSet, Options
-    from ...optimize import optimize
+    from ...generate import generate
+    from .registration import NaturalContext
 
     opts = opts or NaturalOptions()
-    nm = nm or natural_model(model)
-    programs = [mass_matrix_program(nm), *constraint_programs(nm),
-                accelerations_program(nm, opts), step_program(nm, opts),
-                assemble_program(nm, opts), body_poses_program(nm)]
-    programs += [p for p in (joint_values_program(nm), velocities_program(nm)) if p is not None]
-    resolved = model.resolve()
-    ks = KernelSet(resolved, Options(), sizes=natural_sizes(nm, programs),
-                   prefix=f"{default_prefix(resolved.name)}_natural")
-    bodies = nm.modeller.model.body_names
-    ks.notes = [*natural_notes(nm), "Bodies (rows of poses): " + ", ".join(bodies)]
-    for program in programs:
-        ks.programs[program.name] = optimize(program)
-        ks.kernel_of[program.name] = program.name
-    return nm, ks
+    context = None if nm is None else NaturalContext(model.resolve(), nm, opts)
+    ks = generate(model, options=opts, context=context)
+    return ks.context.nm, ks
 
 
 __all__ = [
@@ -477,7 +449,6 @@ __all__ = [
     "natural_kernels",
     "natural_model",
     "natural_notes",
-    "natural_sizes",
     "step_program",
     "velocities_program",
 ]

@@ -234,18 +234,50 @@ def check_inertia(nm: NaturalModel, modeller) -> None:
         "about every axis it can turn about")
 
 
-def assembly_poses(model) -> dict[str, np.ndarray]:
-    """World 4×4 pose of the root and every body at the zero configuration (the assembled
-    one), from symgen's own generated forward kinematics."""
-    from ...generate import Options, generate
-    from ...reference import neutral_configuration
+def neutral_joint_configuration(model) -> np.ndarray:
+    """The model's neutral joint configuration (zeros, identity quaternions)."""
+    from ...model.reduction import neutral_values
 
-    ks = generate(model, ["forward_kinematics"], Options(frames=()))
-    rows = ks.evaluate("forward_kinematics", q=neutral_configuration(model))["poses"]
+    return np.array([x for j in model.joints for x in neutral_values(j)], dtype=float)
+
+
+def _tree_program(model, kernel: str, frame: str | None = None):
+    """The tree formulation's (unoptimised) program of ``kernel``, evaluated in Python by
+    the natural modellers for their numeric conversions."""
+    from ..spatial_operators import build_kernel
+
+    pose_names = tuple(model.body_names) + tuple(model.frame_names)
+    return build_kernel(model, kernel, frame=frame, pose_names=pose_names), pose_names
+
+
+def tree_poses(model, joint_q: np.ndarray) -> dict[str, np.ndarray]:
+    """World 4×4 pose of the root and of every body and frame of ``model`` at ``joint_q``,
+    from the tree formulation's forward kinematics."""
+    program, names = _tree_program(model, "forward_kinematics")
+    inputs = {"q": joint_q}
+    if model.parameters:
+        inputs["params"] = [p.default for p in model.parameters]
+    rows = program.evaluate(**inputs)["poses"]
     out = {model.root: np.eye(4)}
-    for name, pose in zip(ks.pose_names, rows, strict=True):
+    for name, pose in zip(names, rows, strict=True):
         out[name] = np.vstack([pose, [0.0, 0.0, 0.0, 1.0]])
     return out
+
+
+def tree_jacobian(model, joint_q: np.ndarray, frame: str) -> np.ndarray:
+    """6×nv Jacobian [angular; linear] of ``frame`` (origin velocity, world axes), from the
+    tree formulation."""
+    program, _ = _tree_program(model, "frame_jacobian", frame)
+    inputs = {"q": joint_q}
+    if model.parameters:
+        inputs["params"] = [p.default for p in model.parameters]
+    return program.evaluate(**inputs)["J"]
+
+
+def assembly_poses(model) -> dict[str, np.ndarray]:
+    """World 4×4 pose of the root and every body at the zero configuration (the assembled
+    one), from the tree formulation's forward kinematics."""
+    return tree_poses(model, neutral_joint_configuration(model))
 
 
 def coordinate_reader(nm: NaturalModel, jc: JointCoordinate) -> Callable[[np.ndarray], float]:
@@ -296,6 +328,9 @@ def bar_mass_matrix(mass: float, inertia_about_i: float, length: float, com_x: f
 __all__ = [
     "JointCoordinate",
     "assembly_poses",
+    "neutral_joint_configuration",
+    "tree_jacobian",
+    "tree_poses",
     "NaturalModel",
     "Spring",
     "bar_mass_matrix",

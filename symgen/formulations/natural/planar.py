@@ -5,19 +5,21 @@ following the book's rules (García de Jalón & Bayo 1994, §2.1.3):
   joint needs no equation;
 - a prismatic joint gets a point on each body, coincident at assembly, and two equations:
   the child's point stays on the parent's sliding line (a cross product, bilinear) and the
-  relative angle stays constant (a cross or dot product, whichever is well conditioned at
-  the assembled angle, §1.2 of the digest);
+  relative angle stays constant (the cross product of eq. 2.1 near 0°/180°, the dot
+  product near ±90°: whichever is well conditioned at the assembled angle, §2.1.3,
+  Figs. 2.13-2.14);
 - every moving body gets at least two basic points (its centre of mass, or a point on its x
   axis, when its joints give fewer); the first two are its *base points* i, j: one
   constant-distance equation, and each further point k two linear equations
-  r_k = r_i + c₁(r_j − r_i) + c₂ n(r_j − r_i), n the +90° rotation (eq. 2.x, §1.2);
+  r_k = r_i + c₁(r_j − r_i) + c₂ n(r_j − r_i), n the +90° rotation (the linear-combination
+  condition of §2.1.3, Example 2.8, with n(r_j − r_i) as second vector);
 - points on the ground are constants; the mass matrix of each body is the constant
   element matrix of its base points (eq. 4.48), rows of fixed points deleted; gravity
   is Q = m C_Gᵀ g (eq. 4.129-4.130).
 
-Assembly poses come from symgen's generated forward kinematics; ``coordinates_at`` and
-``velocities_at`` convert a relative-coordinate state of the spanning tree (they use
-:mod:`symgen.reference`'s kinematics, as conversion helpers for users and tests).
+Assembly poses come from the tree formulation's forward kinematics; ``coordinates_at`` and
+``velocities_at`` convert a relative-coordinate state of the spanning tree with the same
+programs (conversion helpers for users and tests).
 The model's zero configuration must be assembled (loops closed), as symgen's planar
 examples are.
 """
@@ -30,8 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy
 
-from ... import reference as ref
-from ...model import JointType, Model, SymgenError
+from ...model import Model, SymgenError
 from .model import (
     JointCoordinate,
     NaturalModel,
@@ -39,9 +40,9 @@ from .model import (
     bar_mass_matrix,
     check_inertia,
     coordinate_reader,
+    tree_jacobian,
+    tree_poses,
 )
-
-REVOLUTE = (JointType.REVOLUTE, JointType.CONTINUOUS)
 
 
 @dataclass
@@ -111,7 +112,7 @@ class PlanarModeller:
         return origin + rot @ np.asarray(joint.placement.translation[:2], float)
 
     def _check_type(self, joint) -> None:
-        if joint.type not in (*REVOLUTE, JointType.PRISMATIC):
+        if joint.type.kind.natural_planar is None:
             raise SymgenError(f"joint {joint.name!r}: type {joint.type.value!r} is not supported "
                               "by planar natural coordinates (revolute, continuous, prismatic)")
 
@@ -122,7 +123,7 @@ class PlanarModeller:
             self._check_type(joint)
             parent, child = m.body_index(joint.parent), m.body_index(joint.child)
             world = self._joint_world(joint, loop)
-            if joint.type in REVOLUTE:
+            if joint.type.kind.natural_planar == "revolute":
                 owner = parent if parent < 0 else child
                 p = self._add_point(joint.name, owner, world)
                 self._attach(p, parent)
@@ -328,7 +329,7 @@ class PlanarModeller:
 
     def coordinates_at(self, joint_q: np.ndarray) -> np.ndarray:
         """Natural coordinates for a configuration of the spanning tree (loops must close)."""
-        poses = ref.forward_kinematics(self.model, joint_q)
+        poses = tree_poses(self.model, joint_q)
         out = []
         for point in self.points:
             if point.fixed:
@@ -344,9 +345,9 @@ class PlanarModeller:
             if point.fixed:
                 continue
             name = self._body_name(point.body)
-            jac = ref.frame_jacobian(self.model, joint_q, name)  # origin, world axes
+            jac = tree_jacobian(self.model, joint_q, name)  # origin, world axes
             twist = jac @ joint_v
-            rot, _ = _pose2(ref.forward_kinematics(self.model, joint_q), name)
+            rot, _ = _pose2(tree_poses(self.model, joint_q), name)
             lever = rot @ point.local
             omega = twist[2]
             out.extend(twist[3:5] + omega * np.array([-lever[1], lever[0]]))

@@ -16,9 +16,9 @@
   body fixes it linearly; the mass matrix of each body is eq. 4.61 on its base; gravity
   Q = m C_Gᵀ g (eq. 4.129-4.130); entities on the ground are constants.
 
-Assembly poses come from symgen's generated forward kinematics; ``coordinates_at`` and
-``velocities_at`` convert a relative-coordinate state of the spanning tree (they use
-:mod:`symgen.reference`'s kinematics, as conversion helpers for users and tests).
+Assembly poses come from the tree formulation's forward kinematics; ``coordinates_at`` and
+``velocities_at`` convert a relative-coordinate state of the spanning tree with the same
+programs (conversion helpers for users and tests).
 The model's zero configuration must be assembled (loops closed).
 """
 
@@ -29,19 +29,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy
 
-from ... import reference as ref
-from ...model import JointType, Model, SymgenError
+from ...model import Model, SymgenError
 from .model import (
     JointCoordinate,
     NaturalModel,
     assembly_poses,
     check_inertia,
     coordinate_reader,
+    neutral_joint_configuration,
+    tree_jacobian,
+    tree_poses,
 )
-
-SUPPORTED = (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PRISMATIC,
-             JointType.SPHERICAL, JointType.UNIVERSAL, JointType.CYLINDRICAL,
-             JointType.PLANAR, JointType.FREE)
 
 
 @dataclass
@@ -60,15 +58,10 @@ class _Entity:
         return self.owner < 0
 
 
-def _perpendiculars(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    ref_axis = np.eye(3)[int(np.argmin(np.abs(u)))]
-    w1 = np.cross(u, ref_axis)
-    w1 /= np.linalg.norm(w1)
-    return w1, np.cross(u, w1)
-
-
 class SpatialModeller:
-    """Builds the :class:`NaturalModel` of a spatial ``model`` (module docstring)."""
+    """Builds the :class:`NaturalModel` of a spatial ``model`` (module docstring). Each joint
+    type adds its own entities and equations (:class:`symgen.joints.base.JointKind`,
+    ``natural_*``) through :meth:`shared`, :meth:`own`, :meth:`on_body` and :meth:`equation`."""
 
     def __init__(self, model: Model) -> None:
         self.model = model.resolve()
@@ -95,13 +88,15 @@ class SpatialModeller:
             self.body_entities[body].append(entity)
             self.entities[entity].members.append(body)
 
-    def _shared(self, name: str, kind: str, parent: int, child: int, world) -> int:
+    def shared(self, name: str, kind: str, parent: int, child: int, world) -> int:
+        """An entity shared by the joint's two bodies."""
         e = self._add(name, kind, parent if parent < 0 else child, world)
         self._attach(e, parent)
         self._attach(e, child)
         return e
 
-    def _own(self, name: str, kind: str, body: int, world) -> int:
+    def own(self, name: str, kind: str, body: int, world) -> int:
+        """An entity fixed on ``body`` alone."""
         e = self._add(name, kind, body, world)
         self._attach(e, body)
         return e
@@ -109,7 +104,8 @@ class SpatialModeller:
     def collect(self) -> None:
         m = self.model
         for joint, _loop in [(j, False) for j in m.joints] + [(j, True) for j in m.loop_joints]:
-            if joint.type not in SUPPORTED:
+            kind = joint.type.kind
+            if not kind.natural_spatial:
                 raise SymgenError(f"joint {joint.name!r}: type {joint.type.value!r} is not "
                                   "supported by natural coordinates")
             parent, child = m.body_index(joint.parent), m.body_index(joint.child)
@@ -118,27 +114,9 @@ class SpatialModeller:
             point = porigin + prot @ np.asarray(joint.placement.translation, float)
             axis = jrot @ np.asarray(joint.axis, float)
             axis = axis / np.linalg.norm(axis)
-            t, name = joint.type, joint.name
-            info: dict = {"type": t, "parent": parent, "child": child}
-            if t in (JointType.REVOLUTE, JointType.CONTINUOUS):
-                info["point"] = self._shared(name, "p", parent, child, point)
-                info["axis"] = self._shared(f"{name}.axis", "u", parent, child, axis)
-            elif t is JointType.SPHERICAL:
-                info["point"] = self._shared(name, "p", parent, child, point)
-            elif t is JointType.UNIVERSAL:
-                info["point"] = self._shared(name, "p", parent, child, point)
-                a2 = jrot @ np.asarray(joint.axis2, float)
-                info["a1"] = self._own(f"{name}.axis1", "u", parent, axis)
-                info["a2"] = self._own(f"{name}.axis2", "u", child, a2 / np.linalg.norm(a2))
-            elif t in (JointType.PRISMATIC, JointType.CYLINDRICAL):
-                info["axis"] = self._shared(f"{name}.axis", "u", parent, child, axis)
-                info["pp"] = self._own(f"{name}/parent", "p", parent, point)
-                info["pc"] = self._own(f"{name}/child", "p", child, point)
-                info["w"] = _perpendiculars(axis)
-            elif t is JointType.PLANAR:
-                info["normal"] = self._shared(f"{name}.normal", "u", parent, child, axis)
-                info["pp"] = self._own(f"{name}/parent", "p", parent, point)
-                info["pc"] = self._own(f"{name}/child", "p", child, point)
+            name = joint.name
+            info: dict = {"type": joint.type, "parent": parent, "child": child}
+            kind.natural_entities(self, joint, info, point, axis, jrot)
             self.joint_entities[name] = info
         for b in range(m.nbodies):
             self._complete(b)
@@ -155,7 +133,7 @@ class SpatialModeller:
                 candidate = next(p for p in extra_points if all(
                     np.linalg.norm(p - self.entities[e].world) > 1e-6
                     for e in self.body_entities[b] if self.entities[e].kind == "p"))
-                self._own(f"{body.name}/p{len(self.body_entities[b])}", "p", b, candidate)
+                self.own(f"{body.name}/p{len(self.body_entities[b])}", "p", b, candidate)
                 continue
             have = [self.entities[e].world for e in self.body_entities[b]
                     if self.entities[e].kind == "u"]
@@ -165,7 +143,7 @@ class SpatialModeller:
                 raise SymgenError(f"body {body.name!r}: no well-conditioned set of two points "
                                   "and two unit vectors for natural coordinates")
             best = max(fresh, key=lambda w: self._improvement(b, w))
-            self._own(f"{body.name}/u{len(self.body_entities[b])}", "u", b, best)
+            self.own(f"{body.name}/u{len(self.body_entities[b])}", "u", b, best)
 
     def _base_points(self, b: int) -> tuple[int, int] | None:
         pts = [e for e in self.body_entities[b] if self.entities[e].kind == "p"]
@@ -263,9 +241,9 @@ class SpatialModeller:
                 self.constraints.append((self.symbol_of[index].dot(self.symbol_of[index]) - 1) / 2)
                 self.constraint_names.append(f"{e.name}: unit length")
         for name, info in self.joint_entities.items():
-            self._joint_equations(name, info)
+            info["type"].kind.natural_equations(self, name, info)
         nm = NaturalModel(self.model.name, names, self.constraints, self.constraint_names, M, Q)
-        nm.q0 = self.coordinates_at(ref.neutral_configuration(self.model))
+        nm.q0 = self.coordinates_at(neutral_joint_configuration(self.model))
         nm.dof = n - nm.rank(nm.q0)
         nm.joint_coordinates = self._coordinates()
         nm.joint_values = self._readers(nm)
@@ -305,7 +283,7 @@ class SpatialModeller:
                     for axis in range(3):
                         M[sp[axis], ss[axis]] += blocks[p, s]
 
-    def _on_body(self, body: int, world_vector: np.ndarray) -> sympy.Matrix:
+    def on_body(self, body: int, world_vector: np.ndarray) -> sympy.Matrix:
         """A body-fixed vector as a linear function of the body's base (constant on ground)."""
         if body < 0:
             return sympy.Matrix([float(x) for x in world_vector])
@@ -315,32 +293,15 @@ class SpatialModeller:
         r = self.symbol_of
         return c[0] * (r[j] - r[i]) + c[1] * r[u] + c[2] * r[v]
 
-    def _joint_equations(self, name: str, info: dict) -> None:
-        t, parent, child, r = info["type"], info["parent"], info["child"], self.symbol_of
-        if t is JointType.UNIVERSAL:
-            a1, a2 = info["a1"], info["a2"]
-            value = float(self.entities[a1].world @ self.entities[a2].world)
-            self._equation(r[a1].dot(r[a2]) - value, f"{name}: axes angle")
-        elif t in (JointType.PRISMATIC, JointType.CYLINDRICAL):
-            w1, w2 = info["w"]
-            gap = r[info["pc"]] - r[info["pp"]]
-            self._equation(gap.dot(self._on_body(parent, w1)), f"{name}: on the axis (1)")
-            self._equation(gap.dot(self._on_body(parent, w2)), f"{name}: on the axis (2)")
-            if t is JointType.PRISMATIC:
-                lock = self._on_body(parent, w1).dot(self._on_body(child, w2))
-                self._equation(lock, f"{name}: no rotation about the axis")
-        elif t is JointType.PLANAR:
-            gap = r[info["pc"]] - r[info["pp"]]
-            self._equation(gap.dot(r[info["normal"]]), f"{name}: in the plane")
-
-    def _equation(self, expr: sympy.Expr, label: str) -> None:
+    def equation(self, expr: sympy.Expr, label: str) -> None:
+        """A constraint equation of the joint labelled ``label``."""
         self.constraints.append(sympy.expand(expr))
         self.constraint_names.append(label)
 
     # ------------------------------------------------------------------ states, readers
     def coordinates_at(self, joint_q: np.ndarray) -> np.ndarray:
         """Natural coordinates for a spanning-tree configuration (loops must close)."""
-        poses = ref.forward_kinematics(self.model, joint_q)
+        poses = tree_poses(self.model, joint_q)
         out = []
         for e in self.entities:
             if e.fixed:
@@ -351,13 +312,13 @@ class SpatialModeller:
 
     def velocities_at(self, joint_q: np.ndarray, joint_v: np.ndarray) -> np.ndarray:
         """Natural velocities: ṙ = v_b + ω × (r − p_b), u̇ = ω × u."""
-        poses = ref.forward_kinematics(self.model, joint_q)
+        poses = tree_poses(self.model, joint_q)
         out = []
         for e in self.entities:
             if e.fixed:
                 continue
             name = self.model.body_names[e.owner]
-            twist = ref.frame_jacobian(self.model, joint_q, name) @ joint_v
+            twist = tree_jacobian(self.model, joint_q, name) @ joint_v
             lever = poses[name][:3, :3] @ e.local
             spin = np.cross(twist[:3], lever)
             out.extend(twist[3:] + spin if e.kind == "p" else spin)
@@ -384,25 +345,18 @@ class SpatialModeller:
         on each body) and prismatic displacements, zero at assembly."""
         out: dict[str, JointCoordinate] = {}
         for name, info in self.joint_entities.items():
-            t, parent, child = info["type"], info["parent"], info["child"]
-            if t in (JointType.REVOLUTE, JointType.CONTINUOUS):
-                w1, _ = _perpendiculars(self.entities[info["axis"]].world)
-                wp, wc = self._on_body(parent, w1), self._on_body(child, w1)
-                axis = self.symbol_of[info["axis"]]
-                out[name] = JointCoordinate("angle", (wp.cross(wc).dot(axis), wp.dot(wc)))
-            elif t is JointType.PRISMATIC:
-                gap = self.symbol_of[info["pc"]] - self.symbol_of[info["pp"]]
-                out[name] = JointCoordinate("length", (gap.dot(self.symbol_of[info["axis"]]),))
+            coordinate = info["type"].kind.natural_coordinate(self, info)
+            if coordinate is not None:
+                out[name] = JointCoordinate(*coordinate)
         return out
 
     def _readers(self, nm: NaturalModel) -> dict:
         """Joint coordinates as numbers; spherical joints give the relative rotation."""
         out: dict = {k: coordinate_reader(nm, jc) for k, jc in nm.joint_coordinates.items()}
         for name, info in self.joint_entities.items():
-            if info["type"] is JointType.SPHERICAL:
-                out[name] = (lambda p, c: (lambda qv: self.body_rotation(p, qv).T
-                                           @ self.body_rotation(c, qv)))(info["parent"],
-                                                                        info["child"])
+            reader = info["type"].kind.natural_reader(self, info)
+            if reader is not None:
+                out[name] = reader
         return out
 
     def body_pose_expr(self, b: int) -> tuple[sympy.Matrix, sympy.Matrix]:
@@ -426,7 +380,7 @@ class SpatialModeller:
         if index < 0:
             return sympy.Matrix([float(x) for x in world]), world
         i = self.bases[index][0]
-        offset = self._on_body(index, world - self.entities[i].world)
+        offset = self.on_body(index, world - self.entities[i].world)
         return self.symbol_of[i] + offset, world
 
 

@@ -1,0 +1,218 @@
+"""The natural-coordinate formulation's kernels (García de Jalón & Bayo 1994), registered in
+:mod:`symgen.registry`: inputs, outputs, derivation and numpy reference of each, and the
+formulation :func:`symgen.generate.generate` reaches with :class:`NaturalOptions`
+(``generate(model, options=NaturalOptions())``, or natural kernel names).
+
+The derivations are the program builders of :mod:`.kernels`; the references are the
+numeric model (:class:`.model.NaturalModel`) and the solvers of :mod:`.solvers`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...model import Model
+from ...program import Program
+from ...registry import Kernel, Output, register, register_formulation
+from . import kernels as nk
+from .model import NaturalModel
+
+FORMULATION = "natural"
+
+
+@dataclass(frozen=True)
+class NaturalContext:
+    """The natural-coordinate model of one model and the generation options."""
+
+    model: Model
+    nm: NaturalModel
+    options: nk.NaturalOptions
+
+
+class NaturalFormulation:
+    """Natural coordinates for :func:`symgen.generate.generate`; every kernel gives one
+    program (``nc_joint_values`` and ``nc_velocities`` none when the mechanism has no
+    1-DOF joint to read)."""
+
+    name = FORMULATION
+
+    def default_options(self) -> nk.NaturalOptions:
+        return nk.NaturalOptions()
+
+    def check_options(self, options: Any) -> None:
+        if not isinstance(options, nk.NaturalOptions):
+            from ...model import SymgenError
+
+            raise SymgenError("natural-coordinate kernels take NaturalOptions, got "
+                              f"{type(options).__name__}")
+
+    def context(self, model: Model, options: nk.NaturalOptions) -> NaturalContext:
+        return NaturalContext(model.resolve(), nk.natural_model(model), options)
+
+    def frames(self, kernel: Kernel, context: NaturalContext) -> list[str | None]:
+        probe = _OPTIONAL.get(kernel.name)
+        return [] if probe is not None and probe(context.nm) is None else [None]
+
+    def candidates(self, kernel: Kernel, context: NaturalContext, name: str,
+                   frame: str | None, options: Any) -> list[tuple[str, Program]]:
+        return [("", kernel.derive(context, name, kernel))]
+
+    def finish(self, kernel_set, context: NaturalContext) -> None:
+        from ...cnames import default_prefix
+
+        nm = context.nm
+        kernel_set.model = context.model
+        kernel_set.sizes = natural_sizes(nm, list(kernel_set.programs.values()))
+        kernel_set.prefix = f"{default_prefix(context.model.name)}_natural"
+        kernel_set.notes = [*nk.natural_notes(nm), "Bodies (rows of poses): "
+                            + ", ".join(nm.modeller.model.body_names)]
+
+
+register_formulation(NaturalFormulation())
+
+
+def natural_sizes(nm: NaturalModel, programs: Sequence[Program]) -> list[tuple[str, int, str]]:
+    """The size macros of a natural-coordinate header (:attr:`KernelSet.sizes`): each
+    array length the kernels in ``programs`` use."""
+    by_name = {p.name: p for p in programs}
+    sizes = [("N", nm.n, "natural coordinates (length of q, qd, qdd)"),
+             ("M", nm.m, "constraints (length of phi, lam; rows of Phi_q)")]
+    if nm.dof is not None:
+        sizes.append(("DOF", nm.dof, "degrees of freedom of the mechanism"))
+    if nm.actuated:
+        sizes.append(("NJOINTS", len(nm.actuated),
+                      "1-DOF joints (length of tau, values, rates)"))
+    if "nc_velocities" in by_name:
+        zd = next(s for s in by_name["nc_velocities"].inputs if s.name == "zd")
+        sizes.append(("NINDEPENDENT", zd.size, "independent joints (length of zd)"))
+    if "nc_body_poses" in by_name:
+        sizes.append(("NBODIES", nm.modeller.model.nbodies, "bodies (rows of poses)"))
+    return sizes
+
+_OPTIONAL: dict[str, Callable[[NaturalModel], Program | None]] = {
+    "nc_joint_values": nk.joint_values_program,
+    "nc_velocities": nk.velocities_program,
+}
+
+
+def _derive(build: Callable[[NaturalContext], Program | None]
+            ) -> Callable[[NaturalContext, str, Kernel], Program]:
+    def derive(context: NaturalContext, name: str, kernel: Kernel) -> Program:
+        program = build(context)
+        assert program is not None and program.name == name
+        return program
+
+    return derive
+
+
+def _constraint(name: str) -> Callable[[NaturalContext], Program]:
+    def build(context: NaturalContext) -> Program:
+        return next(p for p in nk.constraint_programs(context.nm) if p.name == name)
+
+    return build
+
+
+def _n(c: NaturalContext) -> tuple[int, ...]:
+    return (c.nm.n,)
+
+
+def _m(c: NaturalContext) -> tuple[int, ...]:
+    return (c.nm.m,)
+
+
+def _joints(c: NaturalContext) -> tuple[int, ...]:
+    return (len(c.nm.joint_coordinates),)
+
+
+@dataclass
+class NaturalQuery:
+    """One state of a natural-coordinate kernel's reference (:mod:`symgen.verify`)."""
+
+    nm: NaturalModel
+    state: dict[str, Any]
+    options: nk.NaturalOptions
+
+
+def _tau(r: NaturalQuery) -> np.ndarray | None:
+    return r.state.get("tau") if r.nm.actuated else None
+
+
+def _lagrange(r: NaturalQuery) -> dict[str, np.ndarray]:
+    from .solvers import lagrange_accelerations
+
+    alpha = r.options.baumgarte
+    qdd, lam = lagrange_accelerations(r.nm, r.state["q"], r.state["qd"], alpha, alpha,
+                                      tau=_tau(r))
+    return {"qdd": qdd, "lam": lam}
+
+
+def _step(r: NaturalQuery) -> dict[str, np.ndarray]:
+    from .solvers import StepSettings, trapezoidal_step
+
+    o = r.options
+    q, qd, qdd, lam = trapezoidal_step(
+        r.nm, r.state["q"], r.state["qd"], r.state["qdd"],
+        StepSettings(o.step, o.alpha, o.mu, o.iterations), r.state["lam"], _tau(r))
+    return {"q_next": q, "qd_next": qd, "qdd_next": qdd, "lam_next": lam}
+
+
+def _kernel(name: str, summary: str, inputs: tuple[str, ...], outputs: tuple[Output, ...],
+            build: Callable[[NaturalContext], Program | None],
+            reference: Callable[[NaturalQuery], dict[str, np.ndarray]] | None = None,
+            default: bool = True) -> None:
+    register(Kernel(name, FORMULATION, summary, inputs, outputs, _derive(build),
+                    reference=reference, uses_tree=False, default=default))
+
+
+_kernel("nc_mass_matrix", "constant mass matrix M of the natural coordinates", (),
+        (Output("M", lambda c: (c.nm.n, c.nm.n), "mass matrix (n × n, row-major), constant"),),
+        lambda c: nk.mass_matrix_program(c.nm),
+        reference=lambda r: {"M": r.nm.mass_matrix})
+_kernel("nc_constraints", "constraint vector Φ(q)", ("q",),
+        (Output("phi", _m, "constraint residuals"),), _constraint("nc_constraints"),
+        reference=lambda r: {"phi": r.nm.phi(r.state["q"])})
+_kernel("nc_jacobian", "constraint Jacobian Φ_q(q), m × n, row-major", ("q",),
+        (Output("Phi_q", lambda c: (c.nm.m, c.nm.n), "constraint Jacobian"),),
+        _constraint("nc_jacobian"),
+        reference=lambda r: {"Phi_q": r.nm.phi_q(r.state["q"])})
+_kernel("nc_jacobian_dot_qdot", "Φ̇_q q̇", ("q", "qd"),
+        (Output("phi_q_dot_qd", _m, "dPhi_q/dt * qdot"),), _constraint("nc_jacobian_dot_qdot"),
+        reference=lambda r: {"phi_q_dot_qd": r.nm.phi_q_dot_qdot(r.state["q"],
+                                                                 r.state["qd"])})
+_kernel("nc_forces", "generalized forces Q (gravity, springs, joint forces)",
+        ("q", "qd", "tau"), (Output("Q", _n, "generalized forces"),),
+        _constraint("nc_forces"),
+        reference=lambda r: {"Q": r.nm.generalized_forces(r.state["q"], r.state["qd"],
+                                                          _tau(r))})
+_kernel("nc_accelerations", "accelerations and multipliers (Lagrange + Baumgarte)",
+        ("q", "qd", "tau"),
+        (Output("qdd", _n, "natural accelerations"), Output("lam", _m, "Lagrange multipliers")),
+        lambda c: nk.accelerations_program(c.nm, c.options), reference=_lagrange)
+_kernel("nc_step", "one augmented-Lagrangian trapezoidal step", ("q", "qd", "qdd", "lam", "tau"),
+        (Output("q_next", _n, "natural coordinates at t + h"),
+         Output("qd_next", _n, "natural velocities at t + h (projected)"),
+         Output("qdd_next", _n, "natural accelerations at t + h (projected)"),
+         Output("lam_next", _m, "multipliers to pass to the next step")),
+        lambda c: nk.step_program(c.nm, c.options), reference=_step)
+_kernel("nc_assemble", "assembly: Newton-Raphson on Φ(q) = 0 from a guess", ("q",),
+        (Output("q_assembled", _n, "assembled natural coordinates"),),
+        lambda c: nk.assemble_program(c.nm, c.options))
+_kernel("nc_body_poses", "world pose [R | p] (3×4) of every body", ("q",),
+        (Output("poses", lambda c: (c.nm.modeller.model.nbodies, 3, 4),
+                "world pose of each body, model order"),),
+        lambda c: nk.body_poses_program(c.nm))
+_kernel("nc_joint_values", "joint angles/displacements and rates", ("q", "qd"),
+        (Output("values", _joints, "joint angles / displacements"),
+         Output("rates", _joints, "their rates")),
+        lambda c: nk.joint_values_program(c.nm))
+_kernel("nc_velocities", "consistent velocities from the independent joint rates", ("q", "zd"),
+        (Output("qd", _n, "natural velocities"),),
+        lambda c: nk.velocities_program(c.nm))
+
+
+__all__ = ["FORMULATION", "NaturalContext", "NaturalFormulation", "NaturalQuery",
+           "natural_sizes"]

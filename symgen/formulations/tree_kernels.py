@@ -1,0 +1,449 @@
+"""The tree formulation's kernels (Jain's spatial operator algebra on the hinge tree),
+registered in :mod:`symgen.registry`: inputs, outputs, derivation, numpy reference and
+Pinocchio counterpart of each, in one declaration per kernel.
+
+A derivation here is one line naming the recursion of :mod:`.recursions`,
+:mod:`.articulated`, :mod:`.ltdl`, :mod:`.kinematics` or :mod:`.integrate` that computes the
+kernel's outputs; :func:`tree_program` wraps it into a program (inputs declared from the
+registry, the symbolic hinge tree built, outputs shaped from the registry).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..expr import Expr
+from ..model import Model, SymgenError
+from ..program import Program, ProgramBuilder
+from ..registry import Kernel, Output, get, register, register_formulation
+from . import articulated, kinematics, ltdl, recursions
+from .integrate import integrate
+from .tree import SNAP_TOLERANCE, SymbolicTree, build_tree, has_partitionable
+
+FORMULATION = "tree"
+
+#: The inputs a tree kernel may take, with their documentation (shapes: :func:`input_shape`).
+INPUT_DOCS = {
+    "q": "joint configuration (nq): angles in rad, displacements in m, unit quaternions "
+    "(x, y, z, w) for spherical and free joints",
+    "v": "joint velocity (nv): rates, body-frame angular (and linear) velocity of spherical "
+    "and free joints",
+    "a": "joint acceleration (nv)",
+    "tau": "joint forces and torques (nv), N and N·m",
+    "f_ext": "external spatial force on each moving body (nbodies × 6): [moment; force] in "
+    "the body frame, moment about the body-frame origin",
+    "dt": "time step (1), s",
+    "params": "runtime parameters, in the model's declaration order",
+}
+
+
+def input_shape(model: Model, name: str) -> tuple[int, ...]:
+    """Shape of tree input ``name`` for ``model``."""
+    return {
+        "q": (model.nq,),
+        "v": (model.nv,),
+        "a": (model.nv,),
+        "tau": (model.nv,),
+        "f_ext": (model.nbodies, 6),
+        "dt": (1,),
+        "params": (len(model.parameters),),
+    }[name]
+
+
+@dataclass(frozen=True)
+class TreeContext:
+    """What a tree derivation needs beyond the kernel: the model, the bodies and frames
+    forward kinematics reports, and the generation options that shape programs."""
+
+    model: Model
+    pose_names: tuple[str, ...] = ()
+    jacobian_reference: str = "local_world_aligned"
+    external_forces: bool = False
+    snap: float = SNAP_TOLERANCE
+    frames: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TreeTarget:
+    """One program to derive: its name, its frame (per-frame kernels) and whether multi-DOF
+    joints are partitioned into 1-DOF hinges."""
+
+    name: str
+    frame: str | None = None
+    partition: bool = False
+
+
+@dataclass
+class Derivation:
+    """The state of one derivation: the program builder, the symbolic tree (None for a
+    kernel that needs none), the input symbols by name, the frame, the Jacobian reference,
+    the model and the bodies and frames forward kinematics reports."""
+
+    b: ProgramBuilder
+    tree: SymbolicTree | None
+    inputs: dict[str, list[Expr]]
+    frame: str | None
+    reference: str
+    model: Model
+    pose_names: tuple[str, ...] = ()
+
+    def get(self, name: str) -> list[Expr] | None:
+        return self.inputs.get(name)
+
+    @property
+    def frame_name(self) -> str:
+        if self.frame is None:
+            raise SymgenError("a per-frame kernel needs a frame name")
+        return self.frame
+
+
+Values = Callable[[Derivation], Sequence[Expr]]
+
+
+def tree_program(values: Values) -> Callable[[TreeContext, TreeTarget, Kernel], Program]:
+    """The derivation of a tree kernel whose single output is ``values(derivation)``
+    (flattened row-major)."""
+
+    def derive(ctx: TreeContext, target: TreeTarget, kernel: Kernel) -> Program:
+        model = ctx.model
+        b = ProgramBuilder(target.name, kernel.summary)
+        names = list(kernel.inputs)
+        if ctx.external_forces and kernel.takes_forces:
+            names.append("f_ext")
+        if model.parameters:
+            names.append("params")
+        sym = {n: b.input(n, input_shape(model, n), INPUT_DOCS[n]) for n in names}
+        tree = None
+        if kernel.uses_tree:
+            tree = build_tree(model, b, sym["q"], sym.get("params", ()),
+                              partition=target.partition, snap=ctx.snap)
+        d = Derivation(b, tree, sym, target.frame, ctx.jacobian_reference, model,
+                       ctx.pose_names)
+        (out,) = kernel.outputs
+        b.output(out.name, out.shape(ctx), values(d))
+        return b.build()
+
+    return derive
+
+
+def _flat(rows: Sequence[Sequence[Expr]]) -> list[Expr]:
+    return [x for row in rows for x in row]
+
+
+def _tree(d: Derivation) -> SymbolicTree:
+    assert d.tree is not None
+    return d.tree
+
+
+# ---------------------------------------------------------------- reference and Pinocchio
+@dataclass
+class ReferenceQuery:
+    """One state at which a kernel's reference value is wanted (:mod:`symgen.verify`)."""
+
+    model: Model
+    state: Mapping[str, Any]
+    frame: str | None
+    context: Any
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("q", "v", "a", "tau", "dt"):
+            return self.state.get(name)
+        raise AttributeError(name)
+
+    @property
+    def params(self) -> Mapping[str, float] | None:
+        return self.state.get("params_dict")
+
+    @property
+    def f_ext(self) -> Mapping[str, np.ndarray] | None:
+        return self.state.get("f_ext_dict") if self.context.external_forces else None
+
+
+@dataclass
+class PinocchioQuery:
+    """One state for Pinocchio: its module, model, data, the :class:`Bridge` converting
+    symgen's q, v and matrices, and the state converted (``forces`` only with external
+    forces)."""
+
+    pin: Any
+    model: Any
+    data: Any
+    bridge: Any
+    state: Mapping[str, Any]
+    external_forces: bool
+
+    @property
+    def q(self) -> np.ndarray:
+        return self.bridge.q_to_pin(self.state["q"])
+
+    def vector(self, name: str) -> np.ndarray:
+        return self.bridge.v_to_pin(self.state[name])
+
+    @property
+    def forces(self):
+        return self.bridge.forces_to_pin(self.state["f_ext_dict"]) if self.external_forces \
+            else None
+
+    def v_out(self, x) -> np.ndarray:
+        return self.bridge.v_from_pin(x)
+
+    def matrix_out(self, m) -> np.ndarray:
+        """A symmetric matrix Pinocchio filled in its upper triangle, in symgen's order."""
+        m = np.asarray(m)
+        return self.bridge.matrix_from_pin(np.triu(m) + np.triu(m, 1).T)
+
+
+def _with_forces(fn: Callable, query: PinocchioQuery, *args):
+    forces = query.forces
+    return fn(query.model, query.data, *args, forces) if forces else fn(query.model, query.data,
+                                                                        *args)
+
+
+def _ref():
+    from .. import reference
+
+    return reference
+
+
+def _poses_reference(r: ReferenceQuery) -> np.ndarray:
+    poses = _ref().forward_kinematics(r.model, r.q, params=r.params)
+    return np.array([poses[n][:3, :] for n in r.context.pose_names]).reshape(-1, 3, 4)
+
+
+# ---------------------------------------------------------------- the kernels
+def _one(name: str, shape: Callable[[TreeContext], tuple[int, ...]], doc: str) -> tuple[Output]:
+    return (Output(name, shape, doc),)
+
+
+def _nv(c: TreeContext) -> tuple[int, ...]:
+    return (c.model.nv,)
+
+
+def _nv_nv(c: TreeContext) -> tuple[int, ...]:
+    return (c.model.nv, c.model.nv)
+
+
+_TAU = "joint forces and torques (nv), N and N·m"
+_ACC = "joint accelerations (nv)"
+
+register(Kernel(
+    "forward_kinematics", FORMULATION,
+    "world pose [R | p] (3×4, row-major) of every body and named frame",
+    ("q",),
+    _one("poses", lambda c: (len(c.pose_names), 3, 4),
+         "world pose [R | p] (3×4, row-major) of every body, then every named frame"),
+    tree_program(lambda d: kinematics.forward_kinematics(d.b, _tree(d), d.pose_names)),
+    reference=lambda r: {"poses": _poses_reference(r)},
+))
+register(Kernel(
+    "frame_jacobian", FORMULATION, "6×nv Jacobian [angular; linear] of a frame", ("q",),
+    _one("J", lambda c: (6, c.model.nv), "Jacobian, rows [angular; linear] (6 × nv, row-major)"),
+    tree_program(lambda d: _flat(kinematics.frame_jacobian(d.b, _tree(d), d.frame_name,
+                                                           d.reference))),
+    reference=lambda r: {"J": _ref().frame_jacobian(
+        r.model, r.q, r.frame, r.context.jacobian_reference, params=r.params)},
+    per_frame=True,
+))
+register(Kernel(
+    "frame_jacobian_dot_v", FORMULATION,
+    "J̇(q, v)·v: classical acceleration [ω̇; p̈] of a frame at zero joint acceleration",
+    ("q", "v"),
+    _one("Jdot_v", lambda c: (6,),
+         "J̇(q, v)·v: classical acceleration [ω̇; p̈] at zero joint acceleration"),
+    tree_program(lambda d: kinematics.frame_jacobian_dot_v(d.b, _tree(d), d.get("v"),
+                                                          d.frame_name, d.reference)),
+    reference=lambda r: {"Jdot_v": _ref().frame_jacobian_dot_v(
+        r.model, r.q, r.v, r.frame, r.context.jacobian_reference, params=r.params)},
+    per_frame=True,
+))
+register(Kernel(
+    "inverse_dynamics", FORMULATION,
+    "joint forces M(q) a + C(q, v) v + g(q) − Σ Jᵀ f_ext (Newton-Euler)", ("q", "v", "a"),
+    _one("tau", _nv, _TAU),
+    tree_program(lambda d: recursions.inverse_dynamics(d.b, _tree(d), d.get("v"), d.get("a"),
+                                                       d.get("f_ext"))),
+    reference=lambda r: {"tau": _ref().inverse_dynamics(r.model, r.q, r.v, r.a, r.f_ext,
+                                                        params=r.params)},
+    pinocchio=lambda p: {"tau": p.v_out(_with_forces(p.pin.rnea, p, p.q, p.vector("v"),
+                                                     p.vector("a")))},
+    takes_forces=True,
+))
+register(Kernel(
+    "mass_matrix", FORMULATION, "joint-space mass matrix M(q), nv×nv", ("q",),
+    _one("M", _nv_nv, "joint-space mass matrix (nv × nv, row-major)"),
+    tree_program(lambda d: _flat(recursions.mass_matrix(d.b, _tree(d)))),
+    reference=lambda r: {"M": _ref().mass_matrix(r.model, r.q, params=r.params)},
+    pinocchio=lambda p: {"M": p.matrix_out(p.pin.crba(p.model, p.data, p.q))},
+))
+register(Kernel(
+    "bias_forces", FORMULATION, "C(q, v) v + g(q)", ("q", "v"),
+    _one("tau", _nv, _TAU),
+    tree_program(lambda d: recursions.inverse_dynamics(d.b, _tree(d), d.get("v"), None)),
+    reference=lambda r: {"tau": _ref().bias_forces(r.model, r.q, r.v, params=r.params)},
+    pinocchio=lambda p: {"tau": p.v_out(p.pin.nonLinearEffects(p.model, p.data, p.q,
+                                                               p.vector("v")))},
+))
+register(Kernel(
+    "gravity_forces", FORMULATION, "g(q)", ("q",),
+    _one("tau", _nv, _TAU),
+    tree_program(lambda d: recursions.inverse_dynamics(d.b, _tree(d), None, None)),
+    reference=lambda r: {"tau": _ref().gravity_forces(r.model, r.q, params=r.params)},
+    pinocchio=lambda p: {"tau": p.v_out(p.pin.computeGeneralizedGravity(p.model, p.data,
+                                                                        p.q))},
+))
+
+
+def _forward_dynamics_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    return {"a": _ref().forward_dynamics(r.model, r.q, r.v, r.tau, r.f_ext, params=r.params)}
+
+
+def _forward_dynamics_pinocchio(p: PinocchioQuery) -> dict[str, np.ndarray]:
+    return {"a": p.v_out(_with_forces(p.pin.aba, p, p.q, p.vector("v"), p.vector("tau")))}
+
+
+register(Kernel(
+    "forward_dynamics", FORMULATION,
+    "joint accelerations M⁻¹(τ − C v − g) by the cheaper of the two methods",
+    ("q", "v", "tau"), _one("a", _nv, _ACC),
+    tree_program(lambda d: articulated.forward_dynamics(d.b, _tree(d), d.get("v"),
+                                                        d.get("tau"), d.get("f_ext"))),
+    reference=_forward_dynamics_reference, pinocchio=_forward_dynamics_pinocchio,
+    comparison="solve", takes_forces=True,
+    variants=("forward_dynamics_aba", "forward_dynamics_ltdl"),
+))
+register(Kernel(
+    "forward_dynamics_aba", FORMULATION,
+    "forward dynamics by the O(N) articulated-body (innovations) recursion",
+    ("q", "v", "tau"), _one("a", _nv, _ACC),
+    tree_program(lambda d: articulated.forward_dynamics(d.b, _tree(d), d.get("v"),
+                                                        d.get("tau"), d.get("f_ext"))),
+    reference=_forward_dynamics_reference, pinocchio=_forward_dynamics_pinocchio,
+    comparison="solve", takes_forces=True, default=False,
+))
+register(Kernel(
+    "forward_dynamics_ltdl", FORMULATION,
+    "forward dynamics by the mass matrix and a sparse LᵀDL solve",
+    ("q", "v", "tau"), _one("a", _nv, _ACC),
+    tree_program(lambda d: ltdl.forward_dynamics(d.b, _tree(d), d.get("v"), d.get("tau"),
+                                                 d.get("f_ext"))),
+    reference=_forward_dynamics_reference, pinocchio=_forward_dynamics_pinocchio,
+    comparison="solve", takes_forces=True, default=False,
+))
+register(Kernel(
+    "mass_matrix_inverse", FORMULATION,
+    "M(q)⁻¹ from the innovations factorization, without inverting M", ("q",),
+    _one("Minv", _nv_nv, "inverse of the mass matrix (nv × nv, row-major)"),
+    tree_program(lambda d: _flat(articulated.mass_matrix_inverse(d.b, _tree(d)))),
+    reference=lambda r: {"Minv": np.linalg.inv(_ref().mass_matrix(r.model, r.q,
+                                                                  params=r.params))},
+    pinocchio=lambda p: {"Minv": p.matrix_out(p.pin.computeMinverse(p.model, p.data, p.q))},
+    comparison="solve",
+))
+register(Kernel(
+    "energy", FORMULATION, "[kinetic, potential] energy, J", ("q", "v"),
+    _one("energy", lambda c: (2,), "[kinetic, potential] energy, J"),
+    tree_program(lambda d: list(kinematics.energy(d.b, _tree(d), d.get("v")))),
+    reference=lambda r: {"energy": np.array([
+        _ref().kinetic_energy(r.model, r.q, r.v, params=r.params),
+        _ref().potential_energy(r.model, r.q, params=r.params)])},
+))
+register(Kernel(
+    "integrate", FORMULATION, "q ⊕ v·dt on the joint manifolds", ("q", "v", "dt"),
+    _one("q_next", lambda c: (c.model.nq,), "configuration q ⊕ v·dt (nq)"),
+    tree_program(lambda d: integrate(d.b, d.model, d.inputs["q"], d.inputs["v"],
+                                     d.inputs["dt"][0])),
+    reference=lambda r: {"q_next": _ref().integrate(r.model, r.q, r.v, float(r.dt),
+                                                    params=r.params)},
+    uses_tree=False,
+))
+
+
+
+class TreeFormulation:
+    """The tree formulation for :func:`symgen.generate.generate` (options:
+    :class:`symgen.generate.Options`). A per-frame kernel gives one program per frame; a
+    kernel is derived with and without partitioning multi-DOF joints (``partition``), and a
+    kernel with variants by each variant the option named like the kernel allows
+    (``forward_dynamics="auto"``: both; ``"aba"``: ``forward_dynamics_aba``)."""
+
+    name = FORMULATION
+
+    def default_options(self):
+        from ..generate import Options
+
+        return Options()
+
+    def check_options(self, options) -> None:
+        options.check()
+
+    def context(self, model: Model, options) -> TreeContext:
+        from ..generate import check_frames, default_frames
+
+        frames = tuple(options.frames) if options.frames is not None else default_frames(model)
+        check_frames(model, frames)
+        frames = tuple(dict.fromkeys(frames))  # a frame named twice gives one program
+        return TreeContext(model, tuple(model.body_names) + tuple(model.frame_names),
+                           options.jacobian_reference, options.external_forces, options.snap,
+                           frames)
+
+    def frames(self, kernel: Kernel, context: TreeContext) -> list[str | None]:
+        return list(context.frames) if kernel.per_frame else [None]
+
+    def candidates(self, kernel: Kernel, context: TreeContext, name: str, frame: str | None,
+                   options) -> list[tuple[str, Program]]:
+        model = context.model
+        partitions = [False]
+        if kernel.uses_tree and has_partitionable(model):
+            partitions = {"auto": [False, True], "always": [True], "never": [False]}[
+                options.partition]
+        methods = [kernel]
+        if kernel.variants:
+            choice = getattr(options, kernel.name, "auto")
+            methods = [get(v) for v in kernel.variants
+                       if choice == "auto" or v == f"{kernel.name}_{choice}"]
+        out = []
+        for method in methods:
+            for partition in partitions:
+                program = method.derive(context, TreeTarget(name, frame, partition), method)
+                label = _label(kernel.name, method.name, partition,
+                               len(partitions) > 1 or partition)
+                out.append((label, program))
+        return out
+
+    def finish(self, kernel_set, context: TreeContext) -> None:
+        model = context.model
+        kernel_set.sizes = [
+            ("NQ", model.nq, "length of q"),
+            ("NV", model.nv, "length of v, a, tau"),
+            ("NBODIES", model.nbodies, "moving bodies (rows of f_ext)"),
+            ("NPARAMS", len(model.parameters), "runtime parameters"),
+        ]
+
+
+def _label(kernel: str, method: str, partition: bool, mention_partition: bool) -> str:
+    parts = []
+    if method != kernel:
+        parts.append(method.removeprefix(f"{kernel}_"))
+    if mention_partition:
+        parts.append("partitioned" if partition else "unpartitioned")
+    return ", ".join(parts)
+
+
+register_formulation(TreeFormulation())
+
+__all__ = [
+    "Derivation",
+    "FORMULATION",
+    "INPUT_DOCS",
+    "PinocchioQuery",
+    "ReferenceQuery",
+    "TreeContext",
+    "TreeFormulation",
+    "TreeTarget",
+    "input_shape",
+    "tree_program",
+]

@@ -1,0 +1,18 @@
+"""Fixed joint: no coordinates. The model builder merges fixed joints into their parent
+body, so no hinge is ever built for one."""
+
+from __future__ import annotations
+
+from ..model import JointType
+from .base import JointKind
+
+
+class Fixed(JointKind):
+    type = JointType.FIXED
+    nq = nv = 0
+    coordinate_names = ()
+    uses_axis = False
+    plane_axis = "any"
+
+
+__all__ = ["Fixed"]

@@ -1,0 +1,46 @@
+"""Revolute and continuous joints: q = angle about the unit axis a, S = [a; 0]
+(Featherstone 2008, Table 4.1). A continuous joint is a revolute joint without limits."""
+
+from __future__ import annotations
+
+from ..model import JointType, Transform
+from ..spatial import ZERO3
+from ._natural import perpendiculars
+from .base import JointKind, Step, angular, revolute_rotation
+from .motion import rotation_about
+
+
+class Revolute(JointKind):
+    type = JointType.REVOLUTE
+    nq = nv = 1
+    plane_axis = "normal"
+    natural_planar = "revolute"
+    natural_spatial = True
+
+    def steps(self, b, k, joint, qj, partition):
+        a = k.unit_vec(joint.axis)
+        return [Step(revolute_rotation(b, a, qj[0]), ZERO3, [angular(a)], [0])]
+
+    def motion(self, joint, q):
+        return Transform(rotation_about(joint.axis, q[0]))
+
+    def natural_entities(self, m, joint, info, point, axis, jrot):
+        """The joint point and the axis vector are shared: no equation."""
+        parent, child = info["parent"], info["child"]
+        info["point"] = m.shared(joint.name, "p", parent, child, point)
+        info["axis"] = m.shared(f"{joint.name}.axis", "u", parent, child, axis)
+
+    def natural_coordinate(self, m, info):
+        """The angle about the shared axis between copies of a vector ⟂ to it fixed on each
+        body: (s, c) = ((w_P × w_C)·a, w_P·w_C)."""
+        w1, _ = perpendiculars(m.entities[info["axis"]].world)
+        wp, wc = m.on_body(info["parent"], w1), m.on_body(info["child"], w1)
+        axis = m.symbol_of[info["axis"]]
+        return "angle", (wp.cross(wc).dot(axis), wp.dot(wc))
+
+
+class Continuous(Revolute):
+    type = JointType.CONTINUOUS
+
+
+__all__ = ["Continuous", "Revolute"]

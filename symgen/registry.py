@@ -1,0 +1,201 @@
+"""The kernel registry: every kernel symgen can generate, declared once.
+
+A :class:`Kernel` declares its formulation, its inputs and its outputs (several allowed) with
+shapes as functions of the formulation's context (the model, or the natural-coordinate model
+built from it), its derivation (a function returning the unoptimised
+:class:`~symgen.program.Program`), its numpy reference, its Pinocchio counterpart if any, how
+results are compared, and its documentation. A formulation registers its kernels with
+:func:`register` when its registration module is imported (:data:`REGISTRATION_MODULES`);
+:func:`symgen.generate.generate`, the C emission, :mod:`symgen.verify`, the command line and
+the tests iterate the registry and never switch on a kernel's name.
+
+To add a kernel: declare it with :func:`register` in its formulation's registration module
+(``symgen/formulations/tree_kernels.py`` or ``symgen/formulations/natural/registration.py``),
+next to a derivation function, and add its test (see ``docs/architecture.md``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from .model import SymgenError
+from .program import Program
+
+#: Modules whose import registers a formulation's kernels, in catalogue order.
+REGISTRATION_MODULES = (
+    "symgen.formulations.tree_kernels",
+    "symgen.formulations.natural.registration",
+)
+
+#: How a kernel's results are compared with a peer's (:mod:`symgen.verify`): ``relative``
+#: (max |a − b| / max(|b|, 1)) or ``solve`` (the backward error of a solution of M x = y).
+COMPARISONS = ("relative", "solve")
+
+
+@dataclass(frozen=True)
+class Output:
+    """An output array: its name, its shape as a function of the formulation's context,
+    and one line of documentation (in the generated header)."""
+
+    name: str
+    shape: Callable[[Any], tuple[int, ...]]
+    doc: str
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel of the registry.
+
+    - ``inputs``: the state arrays it takes, in order (the formulation documents and sizes
+      them; ``params`` and ``f_ext`` are added when the model or the options call for them);
+    - ``derive(context, target) -> Program``: the unoptimised program (``target`` carries the
+      program name, the frame of a per-frame kernel and the variant being tried);
+    - ``reference(query) -> {output: array}``: the independent numpy value at one state;
+    - ``pinocchio(query) -> {output: array} | None``: Pinocchio's value, where it has one;
+    - ``variants``: for a kernel computed by the cheapest of several derivations, the
+      registered kernels it may take its program from (``forward_dynamics``: ``aba`` or
+      ``ltdl``), chosen by an option of the formulation;
+    - ``default``: generated when no kernel list is given.
+    """
+
+    name: str
+    formulation: str
+    summary: str
+    inputs: tuple[str, ...]
+    outputs: tuple[Output, ...]
+    derive: Callable[[Any, Any], Program]
+    reference: Callable[[Any], Mapping[str, np.ndarray]] | None = None
+    pinocchio: Callable[[Any], Mapping[str, np.ndarray] | None] | None = None
+    comparison: str = "relative"
+    per_frame: bool = False
+    takes_forces: bool = False
+    uses_tree: bool = True
+    default: bool = True
+    variants: tuple[str, ...] = ()
+    doc: str = ""
+
+    @property
+    def output(self) -> str:
+        """The name of the first output."""
+        return self.outputs[0].name
+
+
+@dataclass
+class Registry:
+    """Kernels by name, in registration order."""
+
+    kernels: dict[str, Kernel] = field(default_factory=dict)
+
+    def register(self, kernel: Kernel) -> Kernel:
+        if kernel.name in self.kernels:
+            raise SymgenError(f"kernel {kernel.name!r} is registered twice")
+        if kernel.comparison not in COMPARISONS:
+            raise SymgenError(f"kernel {kernel.name!r}: unknown comparison {kernel.comparison!r}")
+        self.kernels[kernel.name] = kernel
+        return kernel
+
+
+class Formulation(Protocol):
+    """How a formulation turns registered kernels into programs for
+    :func:`symgen.generate.generate`: its options, its context (what every derivation of
+    one model shares), the programs of one kernel (one per frame for a per-frame kernel;
+    none where the model has no such kernel), the candidate derivations of one program (the
+    cheapest is kept) and the finishing touches of the kernel set (size macros, notes)."""
+
+    name: str
+
+    def default_options(self) -> Any: ...
+
+    def check_options(self, options: Any) -> None: ...
+
+    def context(self, model: Any, options: Any) -> Any: ...
+
+    def frames(self, kernel: Kernel, context: Any) -> list[str | None]: ...
+
+    def candidates(self, kernel: Kernel, context: Any, name: str, frame: str | None,
+                   options: Any) -> list[tuple[str, Program]]: ...
+
+    def finish(self, kernel_set: Any, context: Any) -> None: ...
+
+
+_REGISTRY = Registry()
+_FORMULATIONS: dict[str, Formulation] = {}
+_loaded = False
+
+
+def register_formulation(formulation: Formulation) -> Formulation:
+    """Add a formulation (called by its registration module)."""
+    _FORMULATIONS[formulation.name] = formulation
+    return formulation
+
+
+def formulation(name: str) -> Formulation:
+    """The registered formulation ``name``."""
+    _load()
+    if name not in _FORMULATIONS:
+        raise SymgenError(f"unknown formulation {name!r} (formulations: "
+                          f"{', '.join(_FORMULATIONS)})")
+    return _FORMULATIONS[name]
+
+
+def register(kernel: Kernel) -> Kernel:
+    """Add ``kernel`` to the registry (called by the formulations' registration modules)."""
+    return _REGISTRY.register(kernel)
+
+
+def _load() -> dict[str, Kernel]:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in REGISTRATION_MODULES:
+            importlib.import_module(module)
+    return _REGISTRY.kernels
+
+
+def all_kernels() -> dict[str, Kernel]:
+    """Every registered kernel, by name."""
+    return dict(_load())
+
+
+def kernels_of(formulation: str) -> dict[str, Kernel]:
+    """The kernels of one formulation, by name, in registration order."""
+    return {n: k for n, k in _load().items() if k.formulation == formulation}
+
+
+def get(name: str) -> Kernel:
+    """The kernel ``name``; a clear error naming the known kernels otherwise."""
+    kernels = _load()
+    if name not in kernels:
+        raise SymgenError(f"unknown kernel {name!r} (kernels: {', '.join(kernels)})")
+    return kernels[name]
+
+
+def formulation_of(names: list[str]) -> str | None:
+    """The formulation shared by kernels ``names`` (None for an empty list); an error when
+    they mix formulations."""
+    found = {get(n).formulation for n in names}
+    if len(found) > 1:
+        raise SymgenError("kernels of different formulations cannot be generated together "
+                          f"({', '.join(sorted(found))}): " + ", ".join(names))
+    return found.pop() if found else None
+
+
+__all__ = [
+    "COMPARISONS",
+    "Formulation",
+    "Kernel",
+    "Output",
+    "REGISTRATION_MODULES",
+    "all_kernels",
+    "formulation_of",
+    "get",
+    "kernels_of",
+    "formulation",
+    "register",
+    "register_formulation",
+]
