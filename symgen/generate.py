@@ -120,12 +120,15 @@ class KernelSet:
         """Write ``<prefix>.h`` and ``<prefix>.c`` into ``directory``; returns the paths."""
         return self.c_source(real, prefix).write(directory)
 
-    def compile(self, real: str = "double", prefix: str | None = None):
+    def compile(self, real: str = "double", prefix: str | None = None,
+                vectorize: str | None = "auto"):
         """Compile with cffi (cached) and return the numpy-callable kernels
-        (:class:`symgen.build.CompiledKernels`)."""
+        (:class:`symgen.build.CompiledKernels`); ``vectorize``: the CPU of the SIMD batch
+        functions (``"auto"``, ``"native"``, ``"portable"``, a ``-march`` name; None: none), see
+        :func:`symgen.build.compile_kernels`."""
         from .build import compile_kernels
 
-        return compile_kernels(self, real=real, prefix=prefix)
+        return compile_kernels(self, real=real, prefix=prefix, vectorize=vectorize)
 
 
 def program_name(kernel: str, frame: str | None = None) -> str:

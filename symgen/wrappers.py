@@ -58,12 +58,14 @@ class KernelFunction:
 
     def __init__(self, name: str, inputs: Sequence[ArraySpec], outputs: Sequence[ArraySpec],
                  ffi, lib, c_name: str, real: str, defaults: dict[str, np.ndarray],
-                 fast=None) -> None:
+                 fast=None, batch_name: str | None = None) -> None:
         self.name = name
         self.inputs = tuple(inputs)
         self.outputs = tuple(outputs)
         self._ffi, self._single = ffi, getattr(lib, c_name)
-        self._batch = getattr(lib, c_name + "_batch")
+        #: The C function of a batch: the SIMD batch when built (``batch_name``), else the
+        #: scalar loop ``<c_name>_batch``.
+        self._batch = getattr(lib, batch_name or c_name + "_batch")
         self._ctype = f"{real}[]"
         self.dtype = DTYPES[real]
         self._defaults = defaults
@@ -252,10 +254,16 @@ class CompiledKernels:
     ``module`` is the cffi module; ``fast`` (optional) the fast-call module of the same
     kernels (:mod:`symgen.fastcall`)."""
 
-    def __init__(self, ks, src, module, real: str, fast=None) -> None:
+    def __init__(self, ks, src, module, real: str, fast=None, vector_source=None) -> None:
         self.kernel_set = ks
         self.source = src
+        self.vector_source = vector_source
         self.real = real
+        #: States per SIMD batch iteration (1: batches run the scalar loop).
+        self.simd_width = (1 if vector_source is None
+                           else int(getattr(module.lib, f"{vector_source.prefix}_simd_width")()))
+        vector_batch = {} if vector_source is None else {
+            f.program: f.batch_name for f in vector_source.functions}
         model = ks.model
         defaults = {}
         if model.parameters:
@@ -264,7 +272,7 @@ class CompiledKernels:
         for name, program in ks.programs.items():
             self.functions[name] = KernelFunction(
                 name, program.inputs, program.output_specs, module.ffi, module.lib,
-                f"{src.prefix}_{name}", real, defaults, fast,
+                f"{src.prefix}_{name}", real, defaults, fast, vector_batch.get(name),
             )
         for name, function in self.functions.items():  # plain attributes: a fast look-up
             if not hasattr(type(self), name) and name not in self.__dict__:
