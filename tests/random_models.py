@@ -7,11 +7,14 @@ and random frames on bodies (merged ones and the root included).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pinocchio as pin
 
 from symgen.model import JointType, Model, ModelBuilder
-from symgen.peers.pinocchio import pin_joint_model
+
+if TYPE_CHECKING:
+    import pinocchio as pin
 
 JOINT_TYPES = (
     "revolute",
@@ -191,6 +194,8 @@ class _SpecJoint:
 
 
 def _xyz_rpy(xyz, rpy) -> pin.SE3:
+    import pinocchio as pin
+
     return pin.SE3(pin.rpy.rpyToMatrix(*map(float, rpy)), _arr(xyz))
 
 
@@ -199,7 +204,12 @@ def pin_model_from_spec(spec: dict) -> pin.Model:
     ``tests.random_models.random_spec``: Pinocchio itself lumps bodies on fixed joints into
     their moving ancestor (``appendBodyToJoint`` with a placement) and computes rpy rotations
     (``pin.rpy.rpyToMatrix``), independently of symgen's builder. Joints are added depth
-    first, as Pinocchio's algorithms (e.g. CRBA) need each subtree's velocities contiguous."""
+    first, as Pinocchio's algorithms (e.g. CRBA) need each subtree's velocities contiguous.
+    Pinocchio is imported here, so that the other builders work without it."""
+    import pinocchio as pin
+
+    from symgen.peers.pinocchio import pin_joint_model
+
     pm = pin.Model()
     pm.name = spec["name"]
     pm.gravity = pin.Motion(_arr(spec["gravity"]), np.zeros(3))

@@ -1,5 +1,6 @@
 """Smoke test of the benchmark command: ``python -m bench --smoke`` runs every section end to
-end on the smallest model (the 2-link chain) in under a minute and writes a page and JSON.
+end on the smallest models (the 2-link chain; the UR5 for the batch and Python-call sections)
+in under a minute and writes a page and JSON.
 
 The benchmarks themselves are not part of the test run; this only proves the command works.
 Peers that are not installed (MuJoCo and matplotlib come with the ``bench`` extra) are
@@ -33,7 +34,8 @@ def test_bench_smoke_runs_end_to_end(tmp_path: Path) -> None:
 
     page = (tmp_path / "benchmarks.md").read_text()
     for heading in ("## Summary", "## 1. Kernel speed", "## 3. Generation speed",
-                    "## 4. Operation counts"):
+                    "## 4. Operation counts", "## 6. Batch throughput (vectorised vs scalar)",
+                    "## 7. Single calls from Python"):
         assert heading in page
 
     speed = json.loads((tmp_path / "kernel_speed.json").read_text())
@@ -51,3 +53,20 @@ def test_bench_smoke_runs_end_to_end(tmp_path: Path) -> None:
     assert sg["check_ok"]
     assert [r["status"] for r in sg["sympy"]] == ["ok", "ok"]
     assert sg["symgen_all"][-1]["ops"]["total"] > 0
+
+    # the SIMD batch against the scalar loop, through C and numpy: same results (the SIMD
+    # batch differs from the scalar kernels by a few ulp of sin and cos at most)
+    batch = json.loads((tmp_path / "batch.json").read_text())
+    ur5 = batch["robots"]["ur5"]
+    for source in (ur5["targets"]["portable"]["kernels"], ur5["numpy"]["portable"]):
+        assert sorted(source) == ["FD", "ID", "M"]
+        for per in source.values():
+            for figures in per.values():
+                assert figures["scalar"] > 0 and figures["simd"] > 0
+                assert figures["max_rel_diff"] < 1e-12
+
+    calls = json.loads((tmp_path / "python_calls.json").read_text())
+    if "unavailable" not in calls:
+        times = calls["results"]["ur5"]
+        assert sorted(times) == ["forward_dynamics", "inverse_dynamics", "mass_matrix"]
+        assert all(t["symgen"] > 0 and t["pinocchio"] > 0 for t in times.values())

@@ -3,10 +3,16 @@ vector types (``__attribute__((vector_size))``).
 
 ``<prefix>_<name>_simd_batch(count, q, ..., out)`` has the argument layout of the scalar
 ``<prefix>_<name>_batch`` (array of structures: state k's ``q`` at ``q + k*nq``). Each
-iteration gathers W states into structure-of-arrays lane vectors, runs the kernel's program
-once on vectors (:class:`SimdPrinter`: every temporary is a vector, numbers broadcast, a
-:class:`~symgen.expr.Select` becomes a mask blend) and scatters the W results; the
-remaining ``count % W`` states go through the scalar kernel ``<prefix>_<name>``.
+iteration gathers W states into structure-of-arrays lane vectors (W x W blocks: W unaligned
+vector loads and an in-register transpose, :mod:`symgen.backends.transpose`), runs the
+kernel's assignments once on vectors (:class:`SimdPrinter`: every temporary is a vector,
+numbers broadcast, a :class:`~symgen.expr.Select` becomes a mask blend) and writes the output
+elements straight from registers: W consecutive elements of the W states per transpose and W
+vector stores (a symmetric matrix's two equal elements are one register stored twice, no
+buffer round trip). The next group's output cache lines are prefetched for writing while the
+group computes (output-heavy kernels such as the mass matrix are otherwise bound by the
+stores' cache misses at large batches). The remaining ``count % W`` states go through the
+scalar kernel ``<prefix>_<name>``.
 
 Exactness: with ``-std=c99`` GCC contracts no multiply-add (``-ffp-contract=off``, which
 :mod:`symgen.backends.target` also passes), and a vector ``+ - * /`` is the same IEEE 754
@@ -25,7 +31,8 @@ AArch64 NEON and POWER VSX 2. ``float`` kernels fill the same registers, so W do
 precision) or a compiler without vector extensions gets W = 1: ``*_simd_batch`` calls the
 scalar ``*_batch`` loop (generic vectors wider than the hardware would only be split back
 into scalar operations). ``<PREFIX>_SIMD_WIDTH`` may be predefined to force a width
-(``emit_simd(width=...)`` bakes one in).
+(1 or a width of the table for the real type, which have block code; GCC vector lengths are
+powers of two) and ``emit_simd(width=...)`` bakes one in.
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ from ..generate import KernelSet
 from ..model import SymgenError
 from ..printing import CPrinter
 from ..program import ArraySpec, Assign, Statement, Store
+from .transpose import block_helpers, is_power_of_two, store_calls
 
 #: Templates of this backend (layout only; everything is decided here).
 TEMPLATES = ("simd.h.j2", "simd.c.j2")
@@ -141,9 +149,10 @@ class SimdPrinter(CPrinter):
 
     def lanes_parameters(self, inputs: tuple[ArraySpec, ...],
                          outputs: tuple[ArraySpec, ...]) -> str:
-        """``const V q[nq], ..., V out[n]``: the structure-of-arrays arguments."""
+        """``const V q[nq], ..., real *out``: the inputs' structure-of-arrays copies and the
+        outputs of the group's first state (array of structures)."""
         ins = [f"const {self.vector} {s.name}[{s.size}]" for s in inputs]
-        return ", ".join(ins + [f"{self.vector} {s.name}[{s.size}]" for s in outputs])
+        return ", ".join(ins + [f"{self.type_name} *{s.name}" for s in outputs])
 
 
 @dataclass(frozen=True)
@@ -155,11 +164,13 @@ class _Names:
     @property
     def macros(self) -> dict[str, str]:
         up = self.prefix.upper()
-        return {"W": f"{up}_SIMD_WIDTH", "MVEC": f"{up}_SIMD_MVEC", "guard": f"{up}_SIMD_H"}
+        return {"W": f"{up}_SIMD_WIDTH", "MVEC": f"{up}_SIMD_MVEC", "guard": f"{up}_SIMD_H",
+                "BLOCKS": f"{up}_SIMD_BLOCKS"}
 
     def helpers(self) -> list[str]:
         p = self.prefix
-        names = ["v", "m", "set1", "select", "gather", "scatter", "width", *ARITY]
+        names = ["v", "m", "u", "set1", "select", "shuffle", "gather", "gather_block",
+                 "store_block", "store_lanes", "prefetch", "width", *ARITY]
         return [f"{p}_simd_{n}" for n in names]
 
 
@@ -208,17 +219,27 @@ def _function_context(fn: str, printer: SimdPrinter, real: str) -> dict:
     }
 
 
-def _kernel_context(f: CFunction, ks: KernelSet, printer: SimdPrinter, ops: str) -> dict:
+def _kernel_context(f: CFunction, ks: KernelSet, printer: SimdPrinter, ops: str,
+                    widths: list[int]) -> dict:
+    """Template context of one kernel: the program's assignments on lane vectors, then per
+    width the stores of its output elements straight from registers (block transposes)."""
     program = ks[f.program]
+    helper = printer.helper
     try:
-        body = [printer.statement(st) for st in program.statements()]
+        body = [printer.statement(Assign(sym, e)) for sym, e in program.assignments]
+        outputs = [(spec.name, [printer.lanes(e) for e in exprs])
+                   for spec, exprs in program.outputs]
     except SymgenError as exc:
         raise SymgenError(f"kernel {f.program}: {exc}") from None
+    assert [(n, len(v)) for n, v in outputs] == [(s.name, s.size) for s in f.outputs]
+    stores = [{"width": w, "lines": [line for name, values in outputs for line in store_calls(
+        w, name, values, f"{helper}store_block", f"{helper}store_lanes")]} for w in widths]
     read = program.input_arrays_read()
     arguments, offset = [], 0
-    for spec in (*f.inputs, *f.outputs):
+    for spec in f.inputs:
         arguments.append({"name": spec.name, "size": spec.size, "offset": offset})
         offset += spec.size
+    arguments += [{"name": spec.name, "size": spec.size, "offset": None} for spec in f.outputs]
     n_in = len(f.inputs)
     params = printer.parameters(f.inputs, f.outputs, pointers=True)
     return {
@@ -229,6 +250,7 @@ def _kernel_context(f: CFunction, ks: KernelSet, printer: SimdPrinter, ops: str)
         "lanes_params": printer.lanes_parameters(f.inputs, f.outputs),
         "unused": [s.name for s in f.inputs if s.name not in read],
         "body": body,
+        "stores": stores,
         "ops": ops,
         "total": offset,
         "arguments": arguments,
@@ -262,15 +284,21 @@ def emit_simd(ks: KernelSet, prefix: str | None = None, real: str = "double",
     names = _Names(prefix)
     macros = names.macros
     printer = SimdPrinter(real, f"{prefix}_real", prefix)
-    kernels = [_kernel_context(f, ks, printer, _ops_text(ks[f.program]))
-               for f in scalar.functions]
-    functions = [_function_context(fn, printer, real) for fn in sorted(printer.functions)]
     lane = 2 if real == "float" else 1
     widths = [(cond, d if real == "double" else s) for cond, d, s in WIDTHS]
     if real == "float":
         widths += list(FLOAT_ONLY_WIDTHS)
     if width is not None:
+        if width > 1 and not is_power_of_two(width):
+            raise SymgenError(f"width must be a power of two (GCC vector types), got {width}")
         widths = [("1", width)]
+    block_widths = sorted({w for _, w in widths if w > 1})
+    kernels = [_kernel_context(f, ks, printer, _ops_text(ks[f.program]), block_widths)
+               for f in scalar.functions]
+    functions = [_function_context(fn, printer, real) for fn in sorted(printer.functions)]
+    block_names = {"V": printer.vector, "U": f"{prefix}_simd_u",
+                   "shuffle": f"{prefix}_simd_shuffle"}
+    blocks = [block_helpers(w, block_names) for w in block_widths]
     mvec = [(f"{macros['W']} == {doubles * lane} && {cond}", number)
             for _letter, number, cond, doubles in MVEC_ISAS]
     digest = content_hash(ks, prefix, real)
@@ -305,6 +333,10 @@ def emit_simd(ks: KernelSet, prefix: str | None = None, real: str = "double",
         "T": f"{prefix}_real",
         "V": printer.vector,
         "M": printer.mask,
+        "U": block_names["U"],
+        "shuffle": block_names["shuffle"],
+        "blocks": blocks,
+        "block_list": ", ".join(str(w) for w in block_widths),
         "mask_int": "int32_t" if real == "float" else "int64_t",
         **macros,
     }

@@ -9,7 +9,8 @@ import os
 from pathlib import Path
 
 import pytest
-from test_cli import EXAMPLES, run_split
+from cli_runner import run_split
+from paths import EXAMPLES
 
 from symgen import SymgenError
 from symgen.files import write_files_atomically

@@ -6,9 +6,10 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from paths import ROOT
+
+ROOT = ROOT
 
 
 def readme_commands() -> list[str]:

@@ -7,12 +7,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 import pytest
-from test_cli import EXAMPLES, run_split
+from cli_runner import run_split
+from paths import EXAMPLES, ROOT
 
 import symgen
 import symgen.model.builder as builder_module
@@ -259,7 +259,7 @@ def test_info_and_generate_say_fixed_or_floating(leg_urdf, tmp_path):
 
 
 def test_robot_data_tally_script_runs(tmp_path):
-    script = Path(__file__).resolve().parent.parent / "examples" / "verify_robot_data.py"
+    script = ROOT / "examples" / "verify_robot_data.py"
     env = dict(os.environ, SYMGEN_CACHE_DIR=str(tmp_path / "cache"))
     done = subprocess.run([sys.executable, str(script), "--only", "double_pendulum_simple",
                            "--states", "2", "--kernels", "mass_matrix"],

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from paths import EXAMPLES
 from random_models import parametric_arm, random_model
 
 import symgen
@@ -100,8 +101,7 @@ def kernel_set(name: str) -> KernelSet:
     if name == "four_bar":
         from symgen.formulations.natural.kernels import natural_kernels
 
-        root = Path(__file__).resolve().parent.parent
-        return natural_kernels(symgen.load(root / "examples/models/four_bar.yaml"))[1]
+        return natural_kernels(symgen.load(EXAMPLES / "four_bar.yaml"))[1]
     if name == "functions":
         return every_function_set()
     raise KeyError(name)
@@ -357,3 +357,42 @@ def test_talos_simd_equals_scalar(target):
             s, v = raw[at:at + n].reshape(count, -1), raw[at + n:at + 2 * n].reshape(count, -1)
             assert worst_error(s, v) <= TOLERANCE["double"], f"{name} {fn.name}"
             at += 2 * n
+
+
+@pytest.mark.parametrize("width", [2, 4, 8, 16])
+def test_transpose_network(width):
+    """The shuffle stages, applied to rows of distinct numbers as GCC's __builtin_shuffle
+    defines them (index < W: lane of a, else lane - W of b), give numpy's transpose."""
+    from symgen.backends.transpose import transpose_steps
+
+    a = np.arange(width * width).reshape(width, width)
+    rows = [list(r) for r in a]
+    for i, j, lo, hi in transpose_steps(width):
+        both = rows[i] + rows[j]
+        rows[i], rows[j] = [both[x] for x in lo], [both[x] for x in hi]
+    assert (np.array(rows) == a.T).all()
+
+
+def test_store_calls_cover_every_element_once_or_again_equal():
+    """Block stores write every output element, each block W consecutive elements (the last
+    overlapping), and outputs shorter than W lane by lane."""
+    from symgen.backends.transpose import store_calls
+
+    for width, n in [(4, 81), (4, 8), (8, 9), (8, 3), (2, 1)]:
+        values = [f"v{i}" for i in range(n)]
+        calls = store_calls(width, "M", values, "B", "L")
+        written: dict[int, str] = {}
+        for c in calls:
+            name, args = c.split("(", 1)
+            parts = [p.strip() for p in args.rstrip(");").split(",")]
+            start = int(parts[0].split("+")[1])
+            assert int(parts[1]) == n
+            assert len(parts) - 2 == (width if name == "B" else 1)
+            for off, v in enumerate(parts[2:]):
+                assert written.setdefault(start + off, v) == v
+        assert written == dict(enumerate(values))
+
+
+def test_width_must_be_a_power_of_two():
+    with pytest.raises(symgen.SymgenError):
+        emit_simd(kernel_set("param_arm"), "arm", width=3)

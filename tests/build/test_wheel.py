@@ -17,8 +17,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = ROOT
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror"]
 KERNELS = "mass_matrix,inverse_dynamics,forward_dynamics,frame_jacobian"
 

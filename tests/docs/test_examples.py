@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = ROOT
 
 
 def run_example(tmp_path: Path, script: str, *args: str) -> str:

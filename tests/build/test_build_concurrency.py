@@ -16,8 +16,9 @@ import pytest
 from concurrent_models import FLAGS, assert_matches_reference, kernel_set
 
 from symgen.build import compile_kernels
+from paths import TESTS as TESTS_DIR
 
-TESTS = Path(__file__).resolve().parent
+TESTS = TESTS_DIR
 
 
 def cache_entries(cache_root: Path) -> list[str]:

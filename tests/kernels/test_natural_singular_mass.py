@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from paths import EXAMPLES
 
 import symgen
 from symgen.formulations.natural import (
@@ -27,7 +28,7 @@ from symgen.formulations.natural.kernels import (
 )
 from symgen.model import SymgenError
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "models"
+EXAMPLES = EXAMPLES
 RSSR_COUPLER = r"inertia: \[3.4195e-3.*"
 
 

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_cli import EXAMPLES, run_split
+from cli_runner import run_split
+from paths import EXAMPLES
 
 import symgen
 from symgen import reference as ref

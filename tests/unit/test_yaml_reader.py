@@ -9,12 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from model_files import line_of, write
+from paths import EXAMPLES
 
 from symgen.io import load
 from symgen.io.yaml_format import read_yaml
 from symgen.model import JointType, ModelError, Transform
 
-MODELS = Path(__file__).resolve().parent.parent / "examples" / "models"
+MODELS = EXAMPLES
 
 
 def _arr(x) -> np.ndarray:

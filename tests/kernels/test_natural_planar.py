@@ -5,10 +5,10 @@ augmented-Lagrangian trapezoidal step against the spatial-operator forward dynam
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
+from paths import EXAMPLES
 
 import symgen
 from symgen.formulations.natural import (
@@ -19,7 +19,7 @@ from symgen.formulations.natural import (
 from symgen.formulations.natural.planar import planar_model
 from symgen.model import ModelBuilder
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "models"
+EXAMPLES = EXAMPLES
 
 
 @pytest.mark.parametrize(("name", "coordinates", "constraints"),

@@ -7,7 +7,8 @@ import subprocess
 
 import pytest
 from random_models import parametric_arm
-from test_cli import EXAMPLES, run_split
+from cli_runner import run_split
+from paths import EXAMPLES
 
 import symgen.verify
 from symgen import ModelError

@@ -10,6 +10,7 @@ from functools import cache
 
 import numpy as np
 import pytest
+from paths import ROOT
 from test_natural_planar import double_pendulum, rk4_trajectory
 from test_natural_spatial import chain
 
@@ -122,10 +123,9 @@ def test_compiled_step_simulates_the_open_double_pendulum(monkeypatch, tmp_path)
 
 def test_documentation_example_runs(monkeypatch, tmp_path):
     import re
-    from pathlib import Path
 
     monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path / "cache"))
-    root = Path(__file__).resolve().parent.parent
+    root = ROOT
     monkeypatch.chdir(root)
     text = (root / "docs" / "natural.md").read_text()
     snippet = re.search(r"```python\n(.*?)```", text, re.S).group(1)

@@ -25,6 +25,7 @@ from symgen.emit import emit_c
 from symgen.kernels import KERNELS
 from symgen.robots import robot_urdf
 from symgen.verify import check_compiled, random_states
+from paths import EXAMPLES
 
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror"]
 ARM = ["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard",
@@ -220,7 +221,7 @@ def test_cache_dir_follows_the_environment(monkeypatch, tmp_path):
 
 # --- cache hygiene, explicit batching, float range, nv = 0 (issue 11, items 6, 8, 9) ---
 
-EXAMPLE_MODELS = Path(__file__).resolve().parent.parent / "examples" / "models"
+EXAMPLE_MODELS = EXAMPLES
 QUICK = ("-O0", "-std=c99")
 
 

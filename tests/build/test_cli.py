@@ -8,24 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from cli_runner import run, run_split
+from paths import EXAMPLES
+
 from symgen.cli import main
 from symgen.robots import all_urdfs, robot_urdf
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "models"
-
-
-def run(*args: str):
-    return CliRunner().invoke(main, list(args))
-
-
-def run_split(*args: str):
-    """Invoke with stdout and stderr kept apart (``result.stdout``, ``result.stderr``)."""
-    try:
-        runner = CliRunner(mix_stderr=False)  # click < 8.2
-    except TypeError:
-        runner = CliRunner()  # click >= 8.2 always records stderr separately
-    return runner.invoke(main, list(args))
-
 
 def test_info_panda_lists_structure():
     result = run("info", str(robot_urdf("panda")))
