@@ -451,17 +451,26 @@ def _prepare(model_path, floating_base, kernel_list, real, params, partition, fd
 @_generation_options
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Directory for <prefix>.h and <prefix>.c (created if needed).")
+@click.option("--simd", is_flag=True,
+              help="Also write <prefix>_simd.h and <prefix>_simd.c: batch functions "
+              "evaluating several states per vector instruction (compile with the CPU's "
+              "flags, e.g. -march=native; on glibc x86-64 add -DSYMGEN_LIBMVEC -lmvec).")
 def generate_command(model_path, floating_base, kernel_list, real, params, prefix, partition,
-                     fd_method, frames, external_forces, out_dir, locks=()) -> None:
+                     fd_method, frames, external_forces, out_dir, simd=False, locks=()) -> None:
     """Generate the C kernels of MODEL into a directory: <prefix>.h (declarations,
-    argument sizes, units and conventions) and <prefix>.c. Files are written whole or not at
-    all."""
+    argument sizes, units and conventions) and <prefix>.c, and with --simd the vectorised
+    batch functions. Files are written whole or not at all."""
     _check_prefix(prefix)
     ks = _prepare(model_path, floating_base, kernel_list, real, params, partition, fd_method,
                   frames, external_forces, locks=locks)
     _base_hint(ks.model)
     _say("emitting C")
-    paths = ks.write(out_dir, real=real, prefix=prefix)
+    scalar = ks.c_source(real, prefix)
+    paths = scalar.write(out_dir)
+    if simd:
+        from .backends import emit_simd
+
+        paths += emit_simd(ks, prefix=scalar.prefix, real=real, scalar=scalar).write(out_dir)
     total = sum(c["total"] for c in ks.op_counts().values())
     click.echo(f"wrote {', '.join(str(p) for p in paths)} ({len(ks.programs)} kernels, "
                f"{total} operations)")
