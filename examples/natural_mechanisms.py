@@ -20,7 +20,7 @@ import numpy as np
 
 import symgen
 from symgen.formulations.natural import consistent_velocities
-from symgen.formulations.natural.kernels import NaturalOptions, natural_kernels
+from symgen.natural import NaturalOptions, natural_kernels
 
 MODELS = Path(__file__).resolve().parent / "models"
 MECHANISMS = ["four_bar.yaml", "slider_crank.yaml", "rssr.yaml", "double_pendulum.yaml"]

@@ -23,6 +23,7 @@ from ..registry import Kernel, Output, get, register, register_formulation
 from . import articulated, kinematics, ltdl, recursions
 from .integrate import integrate
 from .tree import SNAP_TOLERANCE, SymbolicTree, build_tree, has_partitionable
+from .tree_options import Options, check_frames, default_frames
 
 FORMULATION = "tree"
 
@@ -372,17 +373,13 @@ class TreeFormulation:
 
     name = FORMULATION
 
-    def default_options(self):
-        from ..generate import Options
-
+    def default_options(self) -> Options:
         return Options()
 
     def check_options(self, options) -> None:
         options.check()
 
     def context(self, model: Model, options) -> TreeContext:
-        from ..generate import check_frames, default_frames
-
         frames = tuple(options.frames) if options.frames is not None else default_frames(model)
         check_frames(model, frames)
         frames = tuple(dict.fromkeys(frames))  # a frame named twice gives one program

@@ -323,7 +323,7 @@ def test_natural_header_describes_its_own_kernels(tmp_path):
     """The four-bar's natural kernels take q[4] (n = 4 points' coordinates, m = 3
     constraints, docs/natural.md); the tree model has nq = 3. Both headers go into one
     program."""
-    from symgen.formulations.natural.kernels import natural_kernels
+    from symgen.natural import natural_kernels
 
     model = symgen.load(EXAMPLES / "four_bar.yaml")
     _, natural = natural_kernels(model)

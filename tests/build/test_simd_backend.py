@@ -99,7 +99,7 @@ def kernel_set(name: str) -> KernelSet:
     if name == "param_arm":
         return symgen.generate(parametric_arm())
     if name == "four_bar":
-        from symgen.formulations.natural.kernels import natural_kernels
+        from symgen.natural import natural_kernels
 
         return natural_kernels(symgen.load(EXAMPLES / "four_bar.yaml"))[1]
     if name == "functions":

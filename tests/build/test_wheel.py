@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 from paths import ROOT
 
-ROOT = ROOT
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror"]
 KERNELS = "mass_matrix,inverse_dynamics,forward_dynamics,frame_jacobian"
 

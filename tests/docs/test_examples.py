@@ -11,8 +11,6 @@ from pathlib import Path
 import pytest
 from paths import ROOT
 
-ROOT = ROOT
-
 
 def run_example(tmp_path: Path, script: str, *args: str) -> str:
     env = dict(os.environ, SYMGEN_CACHE_DIR=str(tmp_path / "cache"))

@@ -9,8 +9,6 @@ import sys
 import pytest
 from paths import ROOT
 
-ROOT = ROOT
-
 
 def test_ruff_check_is_clean():
     if (

@@ -9,8 +9,6 @@ import sys
 
 from paths import ROOT
 
-ROOT = ROOT
-
 
 def readme_commands() -> list[str]:
     text = (ROOT / "README.md").read_text()

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from paths import ROOT
 
-ROOT = ROOT
 GENERATED = ROOT / "generated"
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror"]
 ARM = ["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard",

@@ -22,7 +22,7 @@ from symgen.formulations.natural import (
     lagrange_accelerations,
     trapezoidal_step,
 )
-from symgen.formulations.natural.kernels import NaturalOptions, natural_kernels, natural_model
+from symgen.natural import NaturalOptions, natural_kernels, natural_model
 
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror"]
 MODELS = ["four_bar", "slider_crank", "double_pendulum", "chain"]

@@ -19,8 +19,6 @@ from symgen.formulations.natural import (
 from symgen.formulations.natural.planar import planar_model
 from symgen.model import ModelBuilder
 
-EXAMPLES = EXAMPLES
-
 
 @pytest.mark.parametrize(("name", "coordinates", "constraints"),
                          [("four_bar", 4, 3), ("slider_crank", 8, 7)])

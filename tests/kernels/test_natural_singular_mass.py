@@ -20,15 +20,10 @@ from symgen.formulations.natural import (
     consistent_velocities,
     lagrange_accelerations,
 )
-from symgen.formulations.natural.kernels import (
-    NaturalOptions,
-    accelerations_program,
-    natural_kernels,
-    natural_model,
-)
+from symgen.formulations.natural.kernels import accelerations_program
 from symgen.model import SymgenError
+from symgen.natural import NaturalOptions, natural_kernels, natural_model
 
-EXAMPLES = EXAMPLES
 RSSR_COUPLER = r"inertia: \[3.4195e-3.*"
 
 

@@ -417,25 +417,6 @@ def natural_model(model, springs: Sequence[Spring] = ()) -> NaturalModel:
     return nm
 
 
-def natural_kernels(model, opts: NaturalOptions | None = None, nm: NaturalModel | None = None):
-    """(NaturalModel, KernelSet) with every natural-coordinate kernel of ``model``,
-    optimised, ready for :meth:`KernelSet.write` / :meth:`KernelSet.compile`: the same as
-    ``symgen.generate(model, options=opts or NaturalOptions())``. ``nm`` is accepted for
-    compatibility and must be the model's own natural model when given.
-
-    The header describes these kernels only: its size macros are
-    :func:`.registration.natural_sizes`
-    (``<PREFIX>_N``, ``_M``, ...), its default prefix is ``<model>_natural`` (so it can be
-    included next to the tree kernels' ``<model>.h``)."""
-    from ...generate import generate
-    from .registration import NaturalContext
-
-    opts = opts or NaturalOptions()
-    context = None if nm is None else NaturalContext(model.resolve(), nm, opts)
-    ks = generate(model, options=opts, context=context)
-    return ks.context.nm, ks
-
-
 __all__ = [
     "NaturalOptions",
     "accelerations_program",
@@ -446,7 +427,6 @@ __all__ = [
     "independent_joints",
     "joint_values_program",
     "mass_matrix_program",
-    "natural_kernels",
     "natural_model",
     "natural_notes",
     "step_program",

@@ -1,0 +1,107 @@
+"""The tree formulation's options and frames: :class:`Options` (``symgen.Options``), the
+default frames of the per-frame kernels and their check."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..model import Model, SymgenError
+from .kinematics import REFERENCES
+from .tree import SNAP_TOLERANCE
+
+PARTITION_CHOICES = ("auto", "always", "never")
+FD_METHODS = ("auto", "aba", "ltdl")
+
+
+@dataclass(frozen=True)
+class Options:
+    """Generation options.
+
+    - ``partition``: split multi-DOF joints into 1-DOF sub-hinges (Jain, *Partitioning*):
+      ``"auto"`` derives each kernel both ways and keeps the one with fewer operations.
+    - ``forward_dynamics``: method of the ``forward_dynamics`` kernel, ``"aba"``
+      (articulated body), ``"ltdl"`` (mass matrix + sparse LᵀDL) or ``"auto"`` (fewer ops).
+    - ``frames``: frames (or bodies) of the per-frame kernels; default: the tips of the
+      model (:func:`default_frames`); ``tuple(model.frame_names)`` for every frame.
+      forward_kinematics reports every body and frame.
+    - ``jacobian_reference``: ``"local_world_aligned"``, ``"local"`` or ``"world"``.
+    - ``external_forces``: give inverse and forward dynamics an ``f_ext`` input.
+    - ``cse``: run common-subexpression elimination.
+    - ``snap``: rotation/axis entries within this of 0 or ±1 are taken as exact.
+    """
+
+    partition: str = "auto"
+    forward_dynamics: str = "auto"
+    frames: tuple[str, ...] | None = None
+    jacobian_reference: str = "local_world_aligned"
+    external_forces: bool = False
+    cse: bool = True
+    snap: float = SNAP_TOLERANCE
+
+    def check(self) -> None:
+        if self.partition not in PARTITION_CHOICES:
+            raise SymgenError(
+                f"partition must be one of {', '.join(PARTITION_CHOICES)}, got {self.partition!r}"
+            )
+        if self.forward_dynamics not in FD_METHODS:
+            raise SymgenError(
+                f"forward_dynamics must be one of {', '.join(FD_METHODS)}, "
+                f"got {self.forward_dynamics!r}"
+            )
+        if self.jacobian_reference not in REFERENCES:
+            raise SymgenError(
+                f"jacobian_reference must be one of {', '.join(REFERENCES)}, "
+                f"got {self.jacobian_reference!r}"
+            )
+
+
+def default_frames(model: Model) -> tuple[str, ...]:
+    """The frames of the per-frame kernels when none are given: the tips a user acts through.
+
+    - every declared frame (YAML ``frames:``, :meth:`ModelBuilder.frame`);
+    - for each leaf body of the moving tree (a body no joint carries further): the links
+      merged into it that end the description's tree (:attr:`Frame.leaf`: feet, soles,
+      ``tool0``), or its declared frames; when it has none, the tree-ending links of its
+      nearest moving ancestor that has some (the Panda's ``panda_hand_tcp`` sits on link 7,
+      above the finger bodies); else the leaf body itself;
+    - never a frame fixed on the root (its Jacobian is zero).
+
+    Frames first, in model order, then bodies. For every frame:
+    ``Options(frames=tuple(model.frame_names))`` or ``--frame all``.
+    """
+    on_root = {f.name for f in model.frames if f.body == model.root}
+    declared = [f for f in model.frames if not f.link and f.name not in on_root]
+    chosen = {f.name for f in declared}
+    ends: dict[str, list[str]] = {}  # body -> links merged into it that end the tree
+    for f in model.frames:
+        if f.link and f.leaf and f.name not in on_root:
+            ends.setdefault(f.body, []).append(f.name)
+    own = {f.body for f in declared} | set(ends)
+    bodies: set[str] = set()
+    for i, body in enumerate(model.bodies):
+        if model.children(i) or body.name in own:
+            continue
+        k = model.parents[i]
+        while k >= 0 and model.bodies[k].name not in ends:
+            k = model.parents[k]
+        if k >= 0:
+            chosen.update(ends[model.bodies[k].name])
+        else:
+            bodies.add(body.name)
+    for name, links in ends.items():
+        if not model.children(model.body_index(name)):
+            chosen.update(links)
+    frames = [f.name for f in model.frames if f.name in chosen]
+    return tuple(frames + [b.name for b in model.bodies if b.name in bodies])
+
+
+def check_frames(model: Model, frames: Sequence[str]) -> None:
+    """Every name in ``frames`` is a body or frame of ``model`` (else a one-line error)."""
+    known = set(model.frame_names) | set(model.body_names) | {model.root}
+    for f in frames:
+        if f not in known:
+            raise SymgenError(f"model {model.name!r} has no body or frame named {f!r}")
+
+
+__all__ = ["FD_METHODS", "Options", "PARTITION_CHOICES", "check_frames", "default_frames"]
