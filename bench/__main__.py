@@ -1,6 +1,6 @@
 """``python -m bench``: every benchmark of symgen against its peers, and docs/benchmarks.md.
 
-    python -m bench                      # everything (about 40 minutes on 2 cores)
+    python -m bench                      # everything (about 50 minutes on 2 cores)
     python -m bench --quick              # small models only; writes under bench/results/quick/
     python -m bench --smoke --out DIR    # smallest model, end to end, in under a minute
     python -m bench --only kernel_speed  # one section; the page is re-rendered from all results
@@ -8,7 +8,9 @@
 Sections (each writes ``<results>/<section>.json``; the page is rendered from those files):
 ``kernel_speed`` (symgen vs Pinocchio C++, CasADi-generated Pinocchio, MuJoCo), ``generation``
 (symgen's generation time and per-kernel op counts), ``sympy_generation`` (generation speed vs
-sympy.physics.mechanics, with a PNG plot) and ``embedded`` (Cortex-M4 size, stack, cycles).
+sympy.physics.mechanics, with a PNG plot), ``embedded`` (Cortex-M4 size, stack, cycles),
+``batch`` (states/s of the SIMD batch against the scalar batch loop, through C and through the
+numpy wrapper) and ``python_calls`` (single calls from Python, symgen vs Pinocchio's bindings).
 A peer that is not installed, or a tool that is missing, is reported on the page, not fatal.
 """
 
@@ -23,15 +25,19 @@ from pathlib import Path
 from typing import Any
 
 import symgen
+from symgen.backends import C99_FLAGS
 from symgen.robots import robot_urdf, spatial_chain
 
-from . import embedded, generation, report
+from . import batch_numpy, embedded, generation, report
+from . import batch_throughput as bt
 from . import kernel_speed as ksp
+from . import python_calls as pyc
 from . import sympy_generation as sgen
 from .common import RESULTS, ROOT, log, machine_info, pin_to_one_cpu, random_states, write_json
 from .peers import casadi_peer, mujoco_peer
 
-SECTIONS = ("kernel_speed", "generation", "sympy_generation", "embedded")
+SECTIONS = ("kernel_speed", "generation", "sympy_generation", "embedded", "batch",
+            "python_calls")
 ROBOTS = (("ur5", False), ("panda", False), ("xarm7", False), ("solo12", True), ("talos", True))
 CHAINS = (2, 5, 10, 20, 50)
 CASADI_VENV = ROOT / "bench" / ".venv-casadi"
@@ -41,15 +47,24 @@ MODES: dict[str, dict[str, Any]] = {
     "full": {"robots": ROBOTS, "chains": CHAINS, "states": 1000, "repeats": 7, "rounds": 5,
              "builds": ksp.BUILDS, "sympy_sizes": sgen.SYMPY_SIZES,
              "symgen_sizes": sgen.SYMGEN_SIZES, "timeout_s": sgen.TIMEOUT_S,
-             "generation_robots": generation.ROBOTS, "panda_runs": 3, "embedded": "panda"},
+             "generation_robots": generation.ROBOTS, "panda_runs": 3, "embedded": "panda",
+             "batch": {"robots": bt.ROBOTS, "targets": bt.TARGETS, "sizes": bt.SIZES,
+                       "repeats": bt.REPEATS},
+             "python_calls": {"robots": pyc.ROBOTS, "number": 20000, "repeat": 15}},
     "quick": {"robots": ROBOTS[:1], "chains": (2, 10), "states": 200, "repeats": 5, "rounds": 3,
               "builds": {"-O3": ["-O3"]}, "sympy_sizes": (1, 2, 4, 6),
               "symgen_sizes": (1, 2, 4, 6, 10, 20), "timeout_s": 120.0,
-              "generation_robots": generation.ROBOTS[:2], "panda_runs": 1, "embedded": "panda"},
+              "generation_robots": generation.ROBOTS[:2], "panda_runs": 1, "embedded": "panda",
+              "batch": {"robots": ("panda",), "targets": bt.TARGETS, "sizes": (1_000, 10_000),
+                        "repeats": {1_000: 11, 10_000: 5}},
+              "python_calls": {"robots": pyc.ROBOTS[:2], "number": 2000, "repeat": 7}},
     "smoke": {"robots": (), "chains": (2,), "states": 50, "repeats": 3, "rounds": 2,
               "builds": {"-O3": ["-O3"]}, "sympy_sizes": (1, 2), "symgen_sizes": (1, 2),
               "timeout_s": 60.0, "generation_robots": generation.ROBOTS[1:2], "panda_runs": 1,
-              "embedded": "chain2"},
+              "embedded": "chain2",
+              "batch": {"robots": ("ur5",), "targets": ("portable",), "sizes": (100, 1_000),
+                        "repeats": {100: 3, 1_000: 3}},
+              "python_calls": {"robots": pyc.ROBOTS[:1], "number": 200, "repeat": 3}},
 }
 
 
@@ -157,6 +172,59 @@ def run_embedded(cfg: dict[str, Any], out: Path) -> None:
     write_json(out, res)
 
 
+def _restore(cpus: set[int] | None) -> None:
+    if cpus is not None:
+        os.sched_setaffinity(0, cpus)
+
+
+def _affinity() -> set[int] | None:
+    return os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+
+
+def run_batch(cfg: dict[str, Any], out: Path) -> None:
+    """The C measurement of bench.batch_throughput with the numpy one (bench.batch_numpy)
+    as its hook, on one pinned core."""
+    log("batch throughput: SIMD batch vs scalar batch loop, through C and numpy")
+    c = cfg["batch"]
+    cpus = _affinity()
+    bt.NUMPY_HOOK = batch_numpy.measure
+    try:
+        res = bt.measure(c["robots"], c["targets"], c["sizes"], dict(c["repeats"]))
+    finally:
+        bt.NUMPY_HOOK = None
+        _restore(cpus)
+    res["settings"] = {"repeats": {str(k): v for k, v in c["repeats"].items()}, "seed": 0,
+                       "scalar_flags": list(C99_FLAGS)}
+    write_json(out, res)
+
+
+def run_python_calls(cfg: dict[str, Any], out: Path) -> None:
+    """Single calls from Python, symgen vs Pinocchio's bindings (bench.python_calls)."""
+    reason = pyc.unavailable()
+    if reason:
+        log(f"python calls: skipped, {reason}")
+        write_json(out, {"machine": machine_info(), "unavailable": reason})
+        return
+    import pinocchio
+
+    log("single calls from Python: symgen vs Pinocchio's bindings")
+    c = cfg["python_calls"]
+    cpus = _affinity()
+    try:
+        cpu = pin_to_one_cpu()
+        results = pyc.measure(c["robots"], c["number"], c["repeat"])
+    finally:
+        _restore(cpus)
+    for robot, kernels in results.items():
+        log(f"  {robot}: " + ", ".join(f"{k} x{t['speedup']:.2f}" for k, t in kernels.items()))
+    write_json(out, {"machine": machine_info(), "cpu_pinned": cpu,
+                     "versions": {"pinocchio": pinocchio.__version__},
+                     "settings": {"number": c["number"], "repeat": c["repeat"],
+                                  "states": pyc.STATES, "seed": 0,
+                                  "robots": [r for r, _ in c["robots"]]},
+                     "results": results})
+
+
 def load_results(folder: Path) -> dict[str, Any]:
     """Every section's JSON in ``folder`` (None where a section has not been run)."""
     paths = {name: folder / f"{name}.json" for name in SECTIONS}
@@ -214,6 +282,10 @@ def main(argv: list[str] | None = None) -> int:
         run_sympy(cfg, results / "sympy_generation.json", png)
     if "embedded" in only:
         run_embedded(cfg, results / "embedded.json")
+    if "batch" in only:
+        run_batch(cfg, results / "batch.json")
+    if "python_calls" in only:
+        run_python_calls(cfg, results / "python_calls.json")
     res = load_results(results)
     sg = res.get("sympy_generation")
     link = report.relative_link(png, page) if sg and sg.get("png") else None

@@ -6,11 +6,15 @@ kernel's time, measured through the ``*_batch`` loop over many states).
 Every figure is the median over ``repeat`` runs of ``number`` calls, in µs per call
 (``timeit``, the call statement compiled into the timing loop: no lambda in between). The
 results are first checked against Pinocchio (relative error ≤ 1e-8) so that both sides
-compute the same thing. ``python -m bench.python_calls [robot ...]`` prints the table.
+compute the same thing. The model is compiled with ``vectorize=None``, so that the batch
+function timed for the C kernel is the scalar loop of the single-call kernel (a SIMD batch
+would make the kernel look faster and the overhead larger); single calls take the same path
+either way. ``python -m bench.python_calls [robot ...]`` prints the table.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import timeit
 from collections.abc import Sequence
@@ -19,10 +23,9 @@ from typing import Any
 import numpy as np
 
 import symgen
-from symgen.peers.pinocchio import Bridge, pin_model_from_urdf
 from symgen.robots import robot_urdf
 
-from .common import CHECK_TOLERANCE, random_states, relative_error
+from .common import CHECK_TOLERANCE, pin_to_one_cpu, random_states, relative_error
 
 #: Robots timed: name and whether it gets a free-flyer base (as in ``python -m bench``).
 ROBOTS = (("ur5", False), ("panda", False), ("talos", True))
@@ -31,6 +34,13 @@ PAIRS = {"inverse_dynamics": "rnea", "mass_matrix": "crba", "forward_dynamics": 
 #: Random states: the first is the one of the single calls, all of them the C kernel's
 #: timing (the ``*_batch`` loop); few enough to stay in cache.
 STATES = 32
+
+
+def unavailable() -> str | None:
+    """Why Pinocchio's Python bindings cannot be timed here, or None."""
+    if importlib.util.find_spec("pinocchio") is None:
+        return "Pinocchio's Python bindings are not installed (pip install pin)"
+    return None
 
 
 def _median_us(stmt: str, names: dict[str, Any], number: int, repeat: int) -> float:
@@ -55,8 +65,10 @@ def measure_robot(name: str, floating: bool, number: int = 20000, repeat: int = 
     (pinocchio / symgen)."""
     import pinocchio as pin
 
+    from symgen.peers.pinocchio import Bridge, pin_model_from_urdf
+
     model = symgen.load(robot_urdf(name), floating_base=floating)
-    lib = symgen.generate(model, list(PAIRS)).compile()
+    lib = symgen.generate(model, list(PAIRS)).compile(vectorize=None)
     bridge = Bridge(model, pin_model_from_urdf(model))
     pm, data = bridge.pin_model, bridge.data
     states = random_states(model, STATES, seed=0)
@@ -100,7 +112,8 @@ def measure_robot(name: str, floating: bool, number: int = 20000, repeat: int = 
 
 def measure(robots: Sequence[tuple[str, bool]] = ROBOTS, number: int = 20000,
             repeat: int = 15) -> dict[str, dict[str, dict[str, float]]]:
-    """{robot: {kernel: times}} (see :func:`measure_robot`)."""
+    """{robot: {kernel: times}} (see :func:`measure_robot`), on one pinned core."""
+    pin_to_one_cpu()
     return {name: measure_robot(name, floating, number, repeat) for name, floating in robots}
 
 
