@@ -177,8 +177,8 @@ def _compile(src: CSource, module: str, work: Path, flags: Sequence[str],
         includes += f'\n#include "{vector.source.header_name}"'
         obj = work / f"{module}_simd.o"
         ccshared = shlex.split(sysconfig.get_config_var("CCSHARED") or "")
-        _run_compiler([*_compiler_argv(), *vector.target.flags, *ccshared, f"-I{work}", "-c",
-                       str(work / vector.source.source_name), "-o", str(obj)],
+        _run_compiler([*_compiler_argv(), *_vector_flags(flags, vector.target), *ccshared,
+                       f"-I{work}", "-c", str(work / vector.source.source_name), "-o", str(obj)],
                       work, vector.source.source_name, obj)
         objects.append(str(obj))
         libraries = [f"-l{lib}" for lib in vector.target.libraries]
@@ -197,6 +197,16 @@ def _compile(src: CSource, module: str, work: Path, flags: Sequence[str],
     _run_compiler([*_compiler_argv(), *flags, f"-I{work}", *sources, *objects,
                    *_python_flags(), *libraries, "-o", str(target)],
                   work, src.source_name, target)
+
+
+def _vector_flags(flags: Sequence[str], target: Target) -> list[str]:
+    """The SIMD object's flags: the build's own (optimisation level, standard, defines),
+    then the target's except its default optimisation level and standard, which the build's
+    flags set."""
+    from .backends.target import BASE_FLAGS
+
+    defaults = {f for f in BASE_FLAGS if f.startswith(("-O", "-std="))}
+    return [*flags, *(f for f in target.flags if f not in defaults)]
 
 
 def _run_compiler(command: list[str], work: Path, what: str, product: Path) -> None:

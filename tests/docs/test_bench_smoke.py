@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 LIMIT_S = 60.0
 
 
