@@ -60,7 +60,10 @@ class Kernel:
     - ``variants``: for a kernel computed by the cheapest of several derivations, the
       registered kernels it may take its program from (``forward_dynamics``: ``aba`` or
       ``ltdl``), chosen by an option of the formulation;
-    - ``default``: generated when no kernel list is given.
+    - ``default``: generated when no kernel list is given;
+    - ``tolerance``: the bound of :mod:`symgen.verify` against the peers when the default
+      (1e-10) does not hold for the kernel's conditioning, with the reason in ``doc``;
+      ``float_check``: whether a float build is compared with the double one.
     """
 
     name: str
@@ -78,6 +81,8 @@ class Kernel:
     default: bool = True
     variants: tuple[str, ...] = ()
     doc: str = ""
+    tolerance: float | None = None
+    float_check: bool = True
 
     @property
     def output(self) -> str:

@@ -53,8 +53,14 @@ def solve_error(actual, expected, mass_matrices) -> float:
 
 
 def random_states(ks: KernelSet, count: int, seed: int) -> list[dict]:
-    """Random states: q uniform on the joint manifolds, v, a, tau and external forces
-    standard normal, dt = 0.01, parameters at their defaults."""
+    """Random states: the formulation's own when it has them (natural coordinates:
+    assembled configurations and consistent velocities), else q uniform on the joint
+    manifolds, v, a, tau and external forces standard normal, dt = 0.01, parameters at
+    their defaults."""
+    formulation = registry.formulation(ks.formulation)
+    own = getattr(formulation, "random_states", None)
+    if own is not None:
+        return own(ks.context, count, seed)
     model = ks.model
     rng = np.random.default_rng(seed)
     params = [p.default for p in model.parameters]
@@ -227,10 +233,15 @@ def verify_compiled(lib, states: list[dict], float_lib=None, pinocchio_from_sour
     ``pinocchio_from_source`` and possible (:func:`pinocchio_peer`); a Pinocchio failure
     becomes a skipped check, never an exception."""
     ks = lib.kernel_set
-    peer = pinocchio_peer(ks, pinocchio_from_source)
     report = Report([])
+    if not any(registry.get(k).pinocchio for k in ks.kernel_of.values()):
+        peer = None
+        report.notes.append("Pinocchio has none of these kernels: not compared")
+    else:
+        peer = pinocchio_peer(ks, pinocchio_from_source)
     if peer is None:
-        report.notes.append("Pinocchio is not installed (pip install pin): not compared")
+        if not report.notes:
+            report.notes.append("Pinocchio is not installed (pip install pin): not compared")
     elif peer.error is not None:
         report.checks.append(Check("all kernels", "pinocchio", float("nan"), DOUBLE_TOLERANCE,
                                    skipped=peer.error))
@@ -249,16 +260,20 @@ def verify_compiled(lib, states: list[dict], float_lib=None, pinocchio_from_sour
                 masses = [ref.mass_matrix(ks.model, s["q"], params=s.get("params_dict"))
                           for s in states]
             error = partial(solve_error, mass_matrices=masses)
+        tolerance = kernel.tolerance or DOUBLE_TOLERANCE
         if kernel.reference is not None:
             values = [reference_values(ks, name, s) for s in states]
             expected = {o: np.array([v[o] for v in values]) for o in outputs}
             report.checks.append(Check(name, "reference", _worst(error, got, expected),
-                                       DOUBLE_TOLERANCE))
+                                       tolerance))
         pin_check = None if peer is None or peer.value is None else _pinocchio_check(
             peer.value, name, states, got, error)
         if pin_check is not None:
             report.checks.append(pin_check)
-        if float_lib is not None:
+        if float_lib is not None and not kernel.float_check:
+            report.checks.append(Check(name, "float vs double", float("nan"), FLOAT_TOLERANCE,
+                                       skipped="not meaningful in float (see its docs)"))
+        elif float_lib is not None:
             low = float_lib[name](**inputs)
             low = dict(zip(outputs, low if len(outputs) > 1 else (low,), strict=True))
             report.checks.append(Check(name, "float vs double", _worst(error, low, got),
