@@ -102,12 +102,13 @@ class Derivation:
         return self.frame
 
 
-Values = Callable[[Derivation], Sequence[Expr]]
+Values = Callable[[Derivation], Sequence[Expr] | Mapping[str, Sequence[Expr]]]
 
 
 def tree_program(values: Values) -> Callable[[TreeContext, TreeTarget, Kernel], Program]:
-    """The derivation of a tree kernel whose single output is ``values(derivation)``
-    (flattened row-major)."""
+    """The derivation of a tree kernel: ``values(derivation)`` gives the elements of its
+    output (flattened row-major), or, for a kernel with several outputs, a mapping from
+    each output's name to its elements."""
 
     def derive(ctx: TreeContext, target: TreeTarget, kernel: Kernel) -> Program:
         model = ctx.model
@@ -124,8 +125,10 @@ def tree_program(values: Values) -> Callable[[TreeContext, TreeTarget, Kernel], 
                               partition=target.partition, snap=ctx.snap)
         d = Derivation(b, tree, sym, target.frame, ctx.jacobian_reference, model,
                        ctx.pose_names)
-        (out,) = kernel.outputs
-        b.output(out.name, out.shape(ctx), values(d))
+        result = values(d)
+        by_name = result if isinstance(result, Mapping) else {kernel.output: result}
+        for out in kernel.outputs:
+            b.output(out.name, out.shape(ctx), by_name[out.name])
         return b.build()
 
     return derive

@@ -72,3 +72,30 @@ def test_natural_references_agree_with_the_derived_programs(mechanism):
 
 def _inputs(ks, name: str, state: dict) -> dict:
     return {s.name: state[s.name] for s in ks[name].inputs}
+
+
+def test_a_tree_kernel_may_have_several_outputs():
+    """A kernel declared with two outputs (M and g in one program, sharing the tree) is
+    derived through the registry's machinery and equals the reference (seed 3; 1e-12:
+    the same operations as the single-output kernels, rounded differently)."""
+    from random_models import random_model, random_state
+
+    from symgen import reference as ref
+    from symgen.formulations import recursions
+    from symgen.formulations.tree_kernels import TreeContext, TreeTarget, tree_program
+    from symgen.registry import Kernel, Output
+
+    kernel = Kernel(
+        "mass_and_gravity", "tree", "M(q) and g(q)", ("q",),
+        (Output("M", lambda c: (c.model.nv, c.model.nv), "mass matrix"),
+         Output("g", lambda c: (c.model.nv,), "gravity forces")),
+        tree_program(lambda d: {
+            "M": [x for row in recursions.mass_matrix(d.b, d.tree) for x in row],
+            "g": recursions.inverse_dynamics(d.b, d.tree, None, None)}))
+    model = random_model(0)
+    program = kernel.derive(TreeContext(model), TreeTarget(kernel.name), kernel)
+    assert [s.name for s in program.output_specs] == ["M", "g"]
+    q = random_state(model, np.random.default_rng(3))[0]
+    got = program.evaluate(q=q)
+    np.testing.assert_allclose(got["M"], ref.mass_matrix(model, q), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got["g"], ref.gravity_forces(model, q), rtol=1e-12, atol=1e-12)
