@@ -22,6 +22,7 @@ from paths import ROOT
 LIMIT_S = 60.0
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="the drivers use POSIX clocks")
 def test_bench_smoke_runs_end_to_end(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONHASHSEED="0")

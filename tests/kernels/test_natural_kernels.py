@@ -80,7 +80,7 @@ def test_programs_reproduce_the_reference_solvers(name):
     assert np.max(np.abs(nm.phi(assembled))) < 1e-12
 
 
-@pytest.mark.parametrize("name", ["slider_crank", "chain"])
+@pytest.mark.parametrize("name", ["slider_crank", pytest.param("chain", marks=pytest.mark.slow)])
 def test_generated_c_compiles_without_warnings(name, tmp_path):
     _, ks = kernels(name)
     for real in ("double", "float"):
