@@ -73,6 +73,9 @@ def vector_build(ks: KernelSet, src: CSource, real: str, target: str) -> VectorB
     native when the compiler can build for this CPU, else None: the scalar batch loop)."""
     from .backends import emit_simd, simd_target
 
+    if not isinstance(target, str):
+        raise SymgenError(f"vectorize must be a target name ('auto', 'native', 'portable', a "
+                          f"-march name) or None, got {target!r}")
     compiler_identity(compiler_command())  # a missing compiler: the one-line error first
     try:
         chosen = simd_target("native" if target == "auto" else target)

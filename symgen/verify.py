@@ -108,11 +108,12 @@ def _query(ks: KernelSet, name: str, state: Mapping[str, object]):
 
 @dataclass
 class PinocchioPeer:
-    """Pinocchio as a peer of ``symgen verify``: ``value(program, state)`` (None where
-    Pinocchio has no counterpart), ``model`` (which Pinocchio model, one line) and, when the
-    model could not be built, ``error`` (one line; ``value`` is then None)."""
+    """Pinocchio as a peer of ``symgen verify``: ``value(program, state)`` (Pinocchio's
+    value per output, None where it has no counterpart), ``model`` (which Pinocchio model,
+    one line) and, when the model could not be built, ``error`` (one line; ``value`` is then
+    None)."""
 
-    value: Callable[[str, Mapping], np.ndarray | None] | None
+    value: Callable[[str, Mapping], dict[str, np.ndarray] | None] | None
     model: str
     error: str | None = None
 
@@ -148,13 +149,6 @@ def pinocchio_peer(ks: KernelSet, from_source: bool = True) -> PinocchioPeer | N
         return dict(kernel.pinocchio(query))
 
     return PinocchioPeer(value, which)
-
-
-def pinocchio_value_function(ks: KernelSet) -> Callable[[str, Mapping], np.ndarray | None] | None:
-    """A function (program name, state) → Pinocchio's value, or None where Pinocchio has no
-    counterpart; None when Pinocchio is not installed or its model cannot be built."""
-    peer = pinocchio_peer(ks)
-    return None if peer is None else peer.value
 
 
 @dataclass
@@ -315,7 +309,6 @@ __all__ = [
     "Report",
     "check_compiled",
     "pinocchio_peer",
-    "pinocchio_value_function",
     "random_states",
     "reference_value",
     "reference_values",

@@ -49,3 +49,5 @@ def test_unknown_target_is_a_one_line_error(panda):
     with pytest.raises(SymgenError, match="vectorize='pentium-9000'") as info:
         panda.compile(vectorize="pentium-9000")
     assert "\n" not in str(info.value)
+    with pytest.raises(SymgenError, match="vectorize must be a target name"):
+        panda.compile(vectorize=4)

@@ -44,9 +44,10 @@ def test_unknown_and_mixed_kernels_are_one_line_errors():
 def test_natural_references_agree_with_the_derived_programs(mechanism):
     """At an assembled state with consistent velocities and random torques (seed 5): the
     programs evaluated in Python equal the registered references. Tolerances: 1e-12 for the
-    closed-form kernels (the same expressions, rounded differently); 1e-9 for the solves
-    (an unrolled LDLᵀ against LAPACK, condition numbers below 1e3 here) and the step (the
-    same iteration, the same solves)."""
+    closed-form kernels (the same expressions, rounded differently); 1e-8 for the
+    accelerations and the step: an unrolled LDLᵀ against LAPACK differs by ε·cond per solve,
+    and the step's quasi-tangent (4/h²)M + βΦ_qᵀΦ_q has cond up to 5e5 on these mechanisms
+    (slider-crank, h = 1 ms), 2 iterations: 2.2e-16·5e5·2 ≈ 2e-10, with a margin of 50."""
     nm, ks = natural_kernels(symgen.load(EXAMPLES / f"{mechanism}.yaml"),
                              NaturalOptions(step=1e-3))
     rng = np.random.default_rng(5)
@@ -62,7 +63,7 @@ def test_natural_references_agree_with_the_derived_programs(mechanism):
             continue
         got = ks.evaluate(name, **_inputs(ks, name, state))
         expected = reference_values(ks, name, state)
-        tolerance = 1e-9 if name in ("nc_accelerations", "nc_step") else 1e-12
+        tolerance = 1e-8 if name in ("nc_accelerations", "nc_step") else 1e-12
         for output, value in expected.items():
             scale = max(float(np.max(np.abs(value))), 1.0)
             assert np.max(np.abs(got[output] - value)) <= tolerance * scale, (name, output)

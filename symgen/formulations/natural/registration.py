@@ -10,7 +10,7 @@ numeric model (:class:`.model.NaturalModel`) and the solvers of :mod:`.solvers`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -29,11 +29,14 @@ STEP_TOLERANCE = 1e-6
 
 @dataclass(frozen=True)
 class NaturalContext:
-    """The natural-coordinate model of one model and the generation options."""
+    """The natural-coordinate model of one model, the generation options, and the
+    constraint programs once derived (:func:`.kernels.constraint_programs` builds four
+    kernels at once)."""
 
     model: Model
     nm: NaturalModel
     options: nk.NaturalOptions
+    derived: dict[str, Program] = field(default_factory=dict, compare=False, repr=False)
 
 
 class NaturalFormulation:
@@ -140,7 +143,9 @@ def _derive(build: Callable[[NaturalContext], Program | None]
 
 def _constraint(name: str) -> Callable[[NaturalContext], Program]:
     def build(context: NaturalContext) -> Program:
-        return next(p for p in nk.constraint_programs(context.nm) if p.name == name)
+        if name not in context.derived:
+            context.derived.update({p.name: p for p in nk.constraint_programs(context.nm)})
+        return context.derived[name]
 
     return build
 
