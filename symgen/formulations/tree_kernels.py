@@ -383,6 +383,13 @@ class TreeFormulation:
         options.check()
 
     def context(self, model: Model, options) -> TreeContext:
+        if model.force_elements:
+            import warnings
+
+            names = ", ".join(e.name for e in model.force_elements)
+            warnings.warn(f"model {model.name!r}: the tree kernels leave out the force "
+                          f"elements ({names}): they take joint torques as inputs; the "
+                          "natural-coordinate kernels include them", stacklevel=3)
         frames = tuple(options.frames) if options.frames is not None else default_frames(model)
         check_frames(model, frames)
         frames = tuple(dict.fromkeys(frames))  # a frame named twice gives one program

@@ -2,7 +2,8 @@
 
 The format says what URDF cannot: loop joints closing kinematic loops, named runtime
 parameters (any numeric value may be ``"$name"`` or an arithmetic expression of parameters),
-planar mechanisms with a 2-D shorthand, every symgen joint type, gear couplings. The reader
+planar mechanisms with a 2-D shorthand, every symgen joint type, gear couplings, springs,
+dampers and joint actuators. The reader
 only reads: it checks the shape of the file (unknown keys, wrong types), turns it into
 :class:`symgen.model.ModelBuilder` calls with the file:line of every element, and lets
 :meth:`ModelBuilder.build` validate the physics.
@@ -34,6 +35,7 @@ TOP_KEYS = (
     "loops",
     "frames",
     "couplings",
+    "forces",
     "lock",
 )
 BODY_KEYS = ("name", "mass", "com", "inertia")
@@ -52,6 +54,18 @@ JOINT_KEYS = (
 LOOP_KEYS = ("name", "type", "parent", "child", "origin", "child_origin", "axis", "axis2", "pitch")
 FRAME_KEYS = ("name", "body", "origin")
 COUPLING_KEYS = ("joint", "master", "ratio", "offset")
+#: Keys of each type of entry under ``forces`` (name and type are required for all).
+FORCE_KEYS = {
+    "spring": ("name", "type", "body_a", "point_a", "body_b", "point_b", "stiffness", "damping",
+               "rest_length"),
+    "joint_spring": ("name", "type", "joint", "stiffness", "damping", "rest"),
+    "actuator": ("name", "type", "joint", "force"),
+}
+FORCE_REQUIRED = {
+    "spring": ("body_a", "point_a", "body_b", "point_b", "stiffness"),
+    "joint_spring": ("joint", "stiffness"),
+    "actuator": ("joint", "force"),
+}
 PARAMETER_KEYS = ("default", "description")
 LIMIT_KEYS = ("lower", "upper", "velocity", "effort")
 INERTIA_KEYS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
@@ -329,12 +343,61 @@ class _YamlReader:
                 offset=self.number(d, "offset", what, 0.0),
                 source=self.ref(line),
             )
+        for d, line in self.entries(doc, "forces"):
+            self.read_force(builder, d, line)
         locks = self.read_locks(doc)
         for jname, value in (lock or {}).items():
             locks[jname] = (value, None)
         for jname, (value, line) in locks.items():
             builder.lock(jname, value, source=None if line is None else self.ref(line))
         return builder.build()
+
+    def read_force(self, builder: ModelBuilder, d: LineDict, line: int) -> None:
+        """One entry of ``forces``: a spring, a joint spring or an actuator."""
+        fname = self.string(d, "name", "force entry")
+        what = f"force {fname!r}"
+        ftype = self.string(d, "type", what)
+        if ftype not in FORCE_KEYS:
+            hint = difflib.get_close_matches(ftype, list(FORCE_KEYS), n=1)
+            suggestion = f"did you mean {hint[0]!r}? " if hint else ""
+            raise self.fail(
+                f"{what}: unknown type {ftype!r} ({suggestion}known: {', '.join(FORCE_KEYS)})",
+                d.line_of("type"),
+            )
+        what = f"{ftype.replace('_', ' ')} {fname!r}"
+        self.check_keys(d, what, FORCE_KEYS[ftype], ("name", "type") + FORCE_REQUIRED[ftype])
+        source = self.ref(line)
+        if ftype == "spring":
+            sizes = (2, 3) if self.planar else (3,)
+            zero = (0.0, 0.0, 0.0)
+            rest = None
+            if d.get("rest_length") is not None:
+                rest = self.number(d, "rest_length", what, 0.0)
+            builder.spring(
+                fname,
+                self.string(d, "body_a", what),
+                self.vector(d, "point_a", what, zero, sizes),
+                self.string(d, "body_b", what),
+                self.vector(d, "point_b", what, zero, sizes),
+                stiffness=self.number(d, "stiffness", what, 0.0),
+                damping=self.number(d, "damping", what, 0.0),
+                rest_length=rest,
+                source=source,
+            )
+        elif ftype == "joint_spring":
+            builder.joint_spring(
+                fname,
+                self.string(d, "joint", what),
+                stiffness=self.number(d, "stiffness", what, 0.0),
+                damping=self.number(d, "damping", what, 0.0),
+                rest=self.number(d, "rest", what, 0.0),
+                source=source,
+            )
+        else:
+            builder.actuator(
+                fname, self.string(d, "joint", what), self.number(d, "force", what, 0.0),
+                source=source,
+            )
 
     def read_locks(self, doc: LineDict) -> dict[str, tuple[object, int | None]]:
         """The ``lock`` section: joint name -> value (number, list of nq numbers, or null for

@@ -57,6 +57,10 @@ class NaturalModeller(Protocol):
 
     def shared(self, name: str, kind: str, parent: int, child: int, world) -> int: ...
 
+    def pin(self, name: str, parent: int, child: int, world) -> int: ...
+
+    def pin_axis(self, name: str, parent: int, child: int, axis) -> tuple[int, float]: ...
+
     def own(self, name: str, kind: str, body: int, world) -> int: ...
 
     def on_body(self, body: int, world_vector: np.ndarray) -> sympy.Matrix: ...
@@ -66,7 +70,9 @@ class NaturalModeller(Protocol):
     def body_rotation(self, body: int, q: np.ndarray) -> np.ndarray: ...
 
 
-#: A 1-DOF joint coordinate of the natural modellers: ("angle", (s, c)) or ("length", (d,)).
+#: A 1-DOF joint coordinate of the natural modellers: ("angle", (s, c)) or ("length", (d,)),
+#: optionally followed by the offset and the sign of :class:`~symgen.formulations.natural.
+#: model.JointCoordinate`.
 NaturalCoordinate = tuple[str, tuple]
 
 
@@ -99,6 +105,11 @@ class JointKind:
     natural_planar: ClassVar[str | None] = None
     #: Spatial natural coordinates (ibid., §2.2.3) model this type.
     natural_spatial: ClassVar[bool] = False
+    #: Spatial pins (ibid., ch. 2: a point is shared by all the elements that meet at it):
+    #: "point" — the joint point stays common to parent and child, so it is one basic point
+    #: with every pin that touches one of its bodies there; "axis" — the axis line too
+    #: (revolute); None — no pin.
+    natural_pin: ClassVar[str | None] = None
 
     @property
     def neutral(self) -> tuple[float, ...]:

@@ -16,6 +16,7 @@ class Revolute(JointKind):
     plane_axis = "normal"
     natural_planar = "revolute"
     natural_spatial = True
+    natural_pin = "axis"
 
     def steps(self, b, k, joint, qj, partition):
         a = k.unit_vec(joint.axis)
@@ -25,18 +26,20 @@ class Revolute(JointKind):
         return Transform(rotation_about(joint.axis, q[0]))
 
     def natural_entities(self, m, joint, info, point, axis, jrot):
-        """The joint point and the axis vector are shared: no equation."""
+        """The joint point and the axis vector are shared (with the other revolute joints
+        of the pin whose axes are parallel or antiparallel, ``axis_sign`` = ±1): no
+        equation."""
         parent, child = info["parent"], info["child"]
-        info["point"] = m.shared(joint.name, "p", parent, child, point)
-        info["axis"] = m.shared(f"{joint.name}.axis", "u", parent, child, axis)
+        info["point"] = m.pin(joint.name, parent, child, point)
+        info["axis"], info["axis_sign"] = m.pin_axis(joint.name, parent, child, axis)
 
     def natural_coordinate(self, m, info):
         """The angle about the shared axis between copies of a vector ⟂ to it fixed on each
-        body: (s, c) = ((w_P × w_C)·a, w_P·w_C)."""
+        body: (s, c) = ((w_P × w_C)·a, w_P·w_C), negated when the joint's axis is −a."""
         w1, _ = perpendiculars(m.entities[info["axis"]].world)
         wp, wc = m.on_body(info["parent"], w1), m.on_body(info["child"], w1)
         axis = m.symbol_of[info["axis"]]
-        return "angle", (wp.cross(wc).dot(axis), wp.dot(wc))
+        return "angle", (wp.cross(wc).dot(axis), wp.dot(wc)), 0.0, info["axis_sign"]
 
 
 class Continuous(Revolute):

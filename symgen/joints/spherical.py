@@ -20,6 +20,7 @@ class Spherical(JointKind):
     partitionable = True
     coincident_subframes = True
     natural_spatial = True
+    natural_pin = "point"
 
     def steps(self, b, k, joint, qj, partition):
         rot = mat3(emit_mat(b, quaternion_rotation(*qj)))
@@ -36,8 +37,8 @@ class Spherical(JointKind):
         return quaternion_product(b, qj, dq)
 
     def natural_entities(self, m, joint, info, point, axis, jrot):
-        """The point is shared: no equation."""
-        info["point"] = m.shared(joint.name, "p", info["parent"], info["child"], point)
+        """The point is shared (by every body of the pin): no equation."""
+        info["point"] = m.pin(joint.name, info["parent"], info["child"], point)
 
     def natural_reader(self, m, info):
         """The relative rotation R_Pᵀ R_C of the two bodies."""

@@ -25,6 +25,7 @@ class Universal(JointKind):
     uses_axis2 = True
     partitionable = True
     natural_spatial = True
+    natural_pin = "point"
 
     def steps(self, b, k, joint, qj, partition):
         a = k.unit_vec(joint.axis)
@@ -46,9 +47,10 @@ class Universal(JointKind):
         return Transform(scalar_mat_mul(r1, r2))
 
     def natural_entities(self, m, joint, info, point, axis, jrot):
-        """The point is shared; each body carries its own axis (eq. 2.59)."""
+        """The point is shared (by every body of the pin); each body carries its own axis
+        (eq. 2.59)."""
         name, parent, child = joint.name, info["parent"], info["child"]
-        info["point"] = m.shared(name, "p", parent, child, point)
+        info["point"] = m.pin(name, parent, child, point)
         a2 = jrot @ np.asarray(joint.axis2, float)
         info["a1"] = m.own(f"{name}.axis1", "u", parent, axis)
         info["a2"] = m.own(f"{name}.axis2", "u", child, a2 / np.linalg.norm(a2))

@@ -24,8 +24,21 @@ from dataclasses import dataclass, replace
 import numpy as np
 import sympy
 
-from .elements import Body, Coupling, Frame, Joint, JointType, Limits, LockedJoint
+from .elements import (
+    Body,
+    Coupling,
+    ForceElement,
+    Frame,
+    Joint,
+    JointActuator,
+    JointSpring,
+    JointType,
+    Limits,
+    LockedJoint,
+    PointSpring,
+)
 from .errors import ModelError, SourceRef
+from .force_elements import attach_force_elements, check_force_elements, check_spring_points
 from .lumping import lump
 from .model import Model
 from .reduction import LockRequest, apply_locks, armature_values, check_armature
@@ -107,6 +120,7 @@ class ModelBuilder:
         self._loop_joints: list[_RawJoint] = []
         self._frames: list[Frame] = []
         self._couplings: list[Coupling] = []
+        self._forces: list[ForceElement] = []
         self._locks: dict[str, LockRequest] = {}
         self._gravity_raw = gravity
 
@@ -281,6 +295,71 @@ class ModelBuilder:
             )
         )
 
+    def spring(
+        self,
+        name: str,
+        body_a: str,
+        point_a: Sequence[ValueLike],
+        body_b: str,
+        point_b: Sequence[ValueLike],
+        stiffness: ValueLike,
+        damping: ValueLike = 0.0,
+        rest_length: ValueLike | None = None,
+        source: SourceRef | None = None,
+    ) -> None:
+        """Declare a linear spring-damper between ``point_a`` fixed on ``body_a`` and
+        ``point_b`` fixed on ``body_b`` (body-frame coordinates, m; a body or the root):
+        tension k(L − L₀) + c L̇ along the line joining them (García de Jalón & Bayo 1994,
+        eq. 4.102-4.107); ``stiffness`` k ≥ 0 in N/m, ``damping`` c ≥ 0 in N·s/m,
+        ``rest_length`` L₀ ≥ 0 in m (None: the distance at the zero configuration)."""
+        where = f"spring {name!r}"
+        rest = None if rest_length is None else self._scalar(rest_length, where, source)
+        self._forces.append(
+            PointSpring(
+                name,
+                body_a,
+                self._vec(point_a, where, source),
+                body_b,
+                self._vec(point_b, where, source),
+                self._scalar(stiffness, where, source),
+                self._scalar(damping, where, source),
+                rest,
+                source,
+            )
+        )
+
+    def joint_spring(
+        self,
+        name: str,
+        joint: str,
+        stiffness: ValueLike,
+        damping: ValueLike = 0.0,
+        rest: ValueLike = 0.0,
+        source: SourceRef | None = None,
+    ) -> None:
+        """Declare a linear spring-damper on the 1-DOF joint ``joint`` (tree or loop joint):
+        generalized force −k(θ − rest) − c θ̇ on its coordinate θ; ``stiffness`` k ≥ 0
+        (N·m/rad or N/m), ``damping`` c ≥ 0, ``rest`` in the joint's coordinate (rad or m)."""
+        where = f"joint spring {name!r}"
+        self._forces.append(
+            JointSpring(
+                name,
+                joint,
+                self._scalar(stiffness, where, source),
+                self._scalar(damping, where, source),
+                self._scalar(rest, where, source),
+                source,
+            )
+        )
+
+    def actuator(
+        self, name: str, joint: str, force: ValueLike, source: SourceRef | None = None
+    ) -> None:
+        """Declare a constant force (N, prismatic) or torque (N·m, revolute, continuous) on
+        the 1-DOF joint ``joint`` (tree or loop joint), along its coordinate."""
+        where = f"actuator {name!r}"
+        self._forces.append(JointActuator(name, joint, self._scalar(force, where, source), source))
+
     # ------------------------------------------------------------------ values
     def _values(self, x: object, where: str, source: SourceRef | None) -> tuple[Scalar, ...]:
         """One value or a non-empty list (or array) of values."""
@@ -434,11 +513,13 @@ class ModelBuilder:
         tree = [_normalized(j) for j in tree]
         loops = [_normalized(j) for j in loops]
         self._check_couplings(tree, loops)
+        check_force_elements(self._forces, set(bodies) | {self.root}, tree + loops, values)
         tree, couplings, locks = apply_locks(tree, loops, self._couplings, self._locks, values)
         model = _merge_fixed(self, order, tree, loops, bodies, gravity, couplings, locks)
         self._check_lumped_bodies(model, bodies, values)
         check_model_scale(model, values)
         check_generatable(model)
+        check_spring_points(model, values)
         _check_moving_leaves(model, values)
         return model
 
@@ -500,6 +581,7 @@ class ModelBuilder:
         named += [("frame", f.name, f.source) for f in self._frames]
         named += [("joint", j.name, j.source) for j in self._joints + self._loop_joints]
         named += [("parameter", p, self._parameter_sources.get(p)) for p in self._parameters]
+        named += [("force element", e.name, e.source) for e in self._forces]
         for kind, name, source in named:
             if not isinstance(name, str):
                 raise ModelError(f"{kind} name {_clip(name)} is not a string", source)
@@ -734,6 +816,7 @@ def _merge_fixed(
         )
     index = {j.child: i for i, j in enumerate(moving)}
     parents = tuple(index.get(j.parent, -1) for j in moving)
+    forces = attach_force_elements(b._forces, owner, [lock.name for lock in locks])
     return Model(
         name=b.name,
         root=b.root,
@@ -744,6 +827,7 @@ def _merge_fixed(
         loop_joints=tuple(new_loops),
         couplings=tuple(couplings),
         locks=locks,
+        force_elements=forces,
         parameters=tuple(b._parameters.values()),
         gravity=gravity,
         plane=b.plane,

@@ -1,4 +1,5 @@
-"""The elements of a model: bodies, joints, frames, couplings and joint limits.
+"""The elements of a model: bodies, joints, frames, couplings, joint limits and force
+elements (springs, dampers, actuators).
 
 Conventions (docs/conventions.md): a body's frame sits at its inboard joint; a joint's
 ``placement`` is the pose of the joint frame in the parent body frame at q = 0, and the child
@@ -180,13 +181,64 @@ class LockedJoint:
     source: SourceRef | None = field(default=None, compare=False)
 
 
+@dataclass(frozen=True)
+class PointSpring:
+    """A linear spring-damper between ``point_a`` fixed on ``body_a`` and ``point_b`` fixed on
+    ``body_b`` (body-frame coordinates; a body or the root): a tension k(L − L₀) + c L̇
+    along the line joining them (García de Jalón & Bayo 1994, eq. 4.102-4.107).
+    ``rest_length`` None means L₀ = the distance at the zero (assembled) configuration."""
+
+    name: str
+    body_a: str
+    point_a: Vec3
+    body_b: str
+    point_b: Vec3
+    stiffness: Scalar
+    damping: Scalar = 0.0
+    rest_length: Scalar | None = None
+    source: SourceRef | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class JointSpring:
+    """A linear spring-damper on a 1-DOF joint (tree or loop joint): generalized force
+    −k(θ − rest) − c θ̇ on the joint coordinate θ (rad or m; θ = 0 at the zero
+    configuration)."""
+
+    name: str
+    joint: str
+    stiffness: Scalar
+    damping: Scalar = 0.0
+    rest: Scalar = 0.0
+    source: SourceRef | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class JointActuator:
+    """A constant force (prismatic) or torque (revolute, continuous) on a 1-DOF joint (tree
+    or loop joint), N or N·m, acting along the joint coordinate."""
+
+    name: str
+    joint: str
+    force: Scalar
+    source: SourceRef | None = field(default=None, compare=False)
+
+
+#: A force element of a model (``Model.force_elements``).
+ForceElement = PointSpring | JointSpring | JointActuator
+
+
 __all__ = [
     "Body",
     "Coupling",
+    "ForceElement",
     "Frame",
     "IDENTITY3",
     "Joint",
+    "JointActuator",
+    "JointSpring",
     "JointType",
     "Limits",
     "LockedJoint",
+    "PointSpring",
 ]

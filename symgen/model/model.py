@@ -9,8 +9,9 @@ from functools import cached_property
 
 import sympy
 
-from .elements import Body, Coupling, Frame, Joint, LockedJoint
+from .elements import Body, Coupling, ForceElement, Frame, Joint, LockedJoint
 from .errors import ModelError, SourceRef
+from .force_elements import check_force_signs
 from .reduction import check_armature
 from .scalars import (
     Parameter,
@@ -31,7 +32,9 @@ class Model:
     ``bodies[i]`` is the moving body driven by ``joints[i]``; bodies are numbered base to tip
     (``parents[i] < i``, ``-1`` for the root). The root body (``root``) is fixed in the world
     and carries no dynamics. ``locks`` lists the joints of the description held fixed
-    (reduced model); they are neither in ``joints`` nor in q and v. Build one with
+    (reduced model); they are neither in ``joints`` nor in q and v. ``force_elements``: the
+    springs, dampers and joint actuators (consumed by the natural-coordinate formulation;
+    the tree kernels take joint torques as inputs instead). Build one with
     :class:`symgen.model.ModelBuilder` or a reader (:func:`symgen.load`); do not construct it
     directly.
     """
@@ -49,6 +52,7 @@ class Model:
     plane: str | None = None
     source: SourceRef | None = field(default=None, compare=False)
     locks: tuple[LockedJoint, ...] = ()
+    force_elements: tuple[ForceElement, ...] = ()
 
     # ----------------------------------------------------------------- dimensions
     @property
@@ -152,6 +156,7 @@ class Model:
             check_model_bodies(resolved.bodies, {})  # e.g. a negative payload mass
             for joint in resolved.joints:
                 check_armature(joint, {})
+            check_force_signs(resolved.force_elements, {})  # e.g. a negative stiffness
             cached = self._resolved[key] = dataclasses.replace(resolved, parameters=())
         return cached
 
@@ -172,7 +177,7 @@ class Model:
         def bake(x):
             if not is_symbolic(x):
                 return x
-            value = x.xreplace(baked)
+            value = sympy.sympify(x.xreplace(baked))  # a bare "$name" becomes a float
             return float(value) if value.is_number else value
 
         kept = tuple(p for p in self.parameters if p.name in names)

@@ -31,7 +31,8 @@ import sympy
 from ...expr import ZERO, Expr, atan2, esum, from_sympy
 from ...program import Program, ProgramBuilder
 from .. import dense
-from .model import NaturalModel, Spring, spring_forces
+from .forces import add_force_elements, element_forces, params_input
+from .model import NaturalModel, Spring
 
 
 @dataclass(frozen=True)
@@ -45,10 +46,16 @@ class NaturalOptions:
     baumgarte: float = 10.0
     assembly_iterations: int = 8
 
-    def penalty(self, mass_matrix: np.ndarray) -> float:
-        from .solvers import StepSettings
+    @property
+    def damping(self) -> float:
+        """μ of the step's penalty term α(Φ + μΦ̇) (default h/50)."""
+        return self.mu if self.mu is not None else self.step / 50.0
 
-        return StepSettings(self.step, self.alpha, self.mu, self.iterations).penalty(mass_matrix)
+    def penalty(self, nm: NaturalModel):
+        """The step's penalty matrix (:func:`.penalty.choose_penalty`)."""
+        from .penalty import choose_penalty
+
+        return choose_penalty(nm, self.step, self.damping, self.alpha)
 
 
 class _Evaluator:
@@ -78,9 +85,12 @@ class _Evaluator:
         return [b.emit(from_sympy(e, mp)) for e in self.jdq]
 
     def forces(self, b: ProgramBuilder, q, qd, tau) -> list[Expr]:
-        """Q(q, q̇, τ) = gravity + springs/dampers + Σ τ_j ∂θ_j/∂q."""
+        """Q(q, q̇, τ, p) = gravity + springs/dampers/actuators + Σ τ_j ∂θ_j/∂q; the force
+        parameters p are the program's ``params`` input (declared on first use)."""
         nm = self.nm
         mp = self._map(q, qd)
+        if nm.force_parameters:
+            mp.update(zip(nm.force_parameter_symbols, params_input(b, nm), strict=True))
         total: list[Expr] = [b.emit(float(x)) for x in nm.forces]
         if nm.spring_forces is not None:
             total = [b.emit(t + from_sympy(e, mp)) for t, e in zip(total, nm.spring_forces,
@@ -92,11 +102,14 @@ class _Evaluator:
 
 
 def _state_inputs(b: ProgramBuilder, nm: NaturalModel):
-    """Inputs q, qd and, when the model has 1-DOF joints, their forces tau."""
+    """Inputs q, qd and, when the model has 1-DOF joints, their forces tau; then, when
+    force elements keep runtime parameters, params (:func:`.forces.params_input`)."""
     q = b.input("q", nm.n, "natural coordinates")
     qd = b.input("qd", nm.n, "natural velocities")
     tau = b.input("tau", len(nm.actuated), "joint forces/torques (" +
                   ", ".join(nm.actuated) + ")") if nm.actuated else []
+    if nm.force_parameters:
+        params_input(b, nm)
     return q, qd, tau
 
 
@@ -112,13 +125,20 @@ def _const(m: np.ndarray) -> list[list[float]]:
     return [[float(x) for x in row] for row in m]
 
 
-def _gram(b, a, weight: float) -> list[list[Expr]]:
-    """weight · aᵀ a (symmetric; upper triangle emitted)."""
+def _gram(b, a, weight) -> list[list[Expr]]:
+    """aᵀ W a with W = weight·I (a number) or diag(weight) (one per row of a); symmetric,
+    upper triangle emitted."""
     n = len(a[0])
+    rows = len(a)
+    w = [float(x) for x in weight] if np.ndim(weight) else [float(weight)] * rows
+    uniform = np.ndim(weight) == 0
     upper = {}
     for i in range(n):
         for j in range(i, n):
-            upper[i, j] = b.emit(weight * esum(a[k][i] * a[k][j] for k in range(len(a))))
+            if uniform:
+                upper[i, j] = b.emit(w[0] * esum(a[k][i] * a[k][j] for k in range(rows)))
+            else:
+                upper[i, j] = b.emit(esum(w[k] * a[k][i] * a[k][j] for k in range(rows)))
     return [[upper[min(i, j), max(i, j)] for j in range(n)] for i in range(n)]
 
 
@@ -210,9 +230,9 @@ def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
     ev = _Evaluator(nm)
     n, m = nm.n, nm.m
     h = opts.step
-    alpha = opts.penalty(nm.mass_matrix)
-    mu = opts.mu if opts.mu is not None else h / 50.0
-    beta = alpha * (1 + 2 * mu / h)
+    alpha = [float(x) for x in opts.penalty(nm).alpha]
+    mu = opts.damping
+    beta = [a * (1 + 2 * mu / h) for a in alpha]
     mm = _const(nm.mass_matrix)
     b = ProgramBuilder("nc_step", f"one augmented-Lagrangian trapezoidal step, h = {h:g} s")
     q = b.input("q", n, "natural coordinates at t")
@@ -230,7 +250,7 @@ def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
         pq = ev.phi_q(b, q1)
         phi = ev.phi(b, q1)
         rate = _mat_vec(b, pq, v1)
-        weight = [b.emit(alpha * (phi[r] + mu * rate[r]) + lam[r]) for r in range(m)]
+        weight = [b.emit(alpha[r] * (phi[r] + mu * rate[r]) + lam[r]) for r in range(m)]
         force = _mat_t_vec(b, pq, weight)
         ma = _mat_vec(b, mm, a1)
         forces = ev.forces(b, q1, v1, tau)
@@ -243,18 +263,18 @@ def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
         v1 = [b.emit((2 / h) * q1[i] - hat_d[i]) for i in range(n)]
         phi = ev.phi(b, q1)
         rate = _mat_vec(b, ev.phi_q(b, q1), v1)
-        lam = [b.emit(lam[r] + alpha * (phi[r] + mu * rate[r])) for r in range(m)]
+        lam = [b.emit(lam[r] + alpha[r] * (phi[r] + mu * rate[r])) for r in range(m)]
     v1 = [b.emit((2 / h) * q1[i] - hat_d[i]) for i in range(n)]
     a1 = [b.emit((4 / h**2) * q1[i] - hat_dd[i]) for i in range(n)]
     pq = ev.phi_q(b, q1)
-    gram = _gram(b, pq, (h * h / 4) * alpha)
+    gram = _gram(b, pq, [(h * h / 4) * a for a in alpha])
     projector = dense.ldlt(b, [[b.emit(mm[i][j] + gram[i][j]) for j in range(n)]
                                for i in range(n)])
     v1 = dense.solve(b, projector, _mat_vec(b, mm, v1))
-    bias = _mat_t_vec(b, pq, ev.phi_q_dot_qdot(b, q1, v1))
+    jdq = ev.phi_q_dot_qdot(b, q1, v1)
+    bias = _mat_t_vec(b, pq, [b.emit((h * h / 4) * alpha[r] * jdq[r]) for r in range(m)])
     ma = _mat_vec(b, mm, a1)
-    a1 = dense.solve(b, projector, [b.emit(ma[i] - (h * h / 4) * alpha * bias[i])
-                                    for i in range(n)])
+    a1 = dense.solve(b, projector, [b.emit(ma[i] - bias[i]) for i in range(n)])
     b.output("q_next", n, q1, "natural coordinates at t + h")
     b.output("qd_next", n, v1, "natural velocities at t + h (projected)")
     b.output("qdd_next", n, a1, "natural accelerations at t + h (projected)")
@@ -395,8 +415,10 @@ def describe_natural(nm: NaturalModel) -> str:
 
 def natural_model(model, springs: Sequence[Spring] = ()) -> NaturalModel:
     """The natural-coordinate model of ``model``: planar modelling for ``plane: xy``
-    models, spatial otherwise; ``springs``: linear spring-dampers between body points."""
+    models, spatial otherwise, with the model's force elements (:mod:`.forces`);
+    ``springs``: further linear spring-dampers between body points."""
     from ...model import SymgenError
+    from ...model.elements import PointSpring
     from .planar import planar_model
     from .spatial import spatial_model
 
@@ -408,12 +430,11 @@ def natural_model(model, springs: Sequence[Spring] = ()) -> NaturalModel:
             )
     nm = planar_model(model) if model.plane == "xy" else spatial_model(model)
     if springs:
-        placed = []
-        for spring in springs:
-            ra, wa = nm.modeller.point_expr(spring.body_a, spring.point_a)
-            rb, wb = nm.modeller.point_expr(spring.body_b, spring.point_b)
-            placed.append((ra, rb, spring, float(np.linalg.norm(wb - wa))))
-        nm.spring_forces = spring_forces(nm.symbols, nm._rate_symbols, placed)
+        nm.spring_forces = element_forces(nm, [
+            PointSpring(f"springs[{k}]", s.body_a, tuple(s.point_a), s.body_b, tuple(s.point_b),
+                        s.stiffness, s.damping, s.rest_length)
+            for k, s in enumerate(springs)])
+    add_force_elements(nm, model)
     return nm
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import sympy
@@ -65,7 +66,11 @@ class NaturalModel:
       comparison with relative-coordinate models);
     - ``joint_coordinates``: the 1-DOF joints' coordinates as expressions of q (their
       generalized forces τ enter as Q = Σ τ ∂θ/∂q, by virtual power);
-    - ``spring_forces``: symbolic generalized forces of springs and dampers (of q and q̇).
+    - ``spring_forces``: symbolic generalized forces of springs, dampers and actuators (of
+      q, q̇ and the force parameters; :mod:`.forces`);
+    - ``force_parameters``: the model parameters the force elements keep as runtime inputs
+      (``params`` of the kernels that take forces), in the model's order, with their
+      ``force_parameter_defaults``.
     """
 
     name: str
@@ -79,6 +84,8 @@ class NaturalModel:
     joint_coordinates: dict[str, JointCoordinate] = field(default_factory=dict)
     spring_forces: list[sympy.Expr] | None = None
     q0: np.ndarray | None = None
+    force_parameters: list[str] = field(default_factory=list)
+    force_parameter_defaults: list[float] = field(default_factory=list)
 
     @property
     def n(self) -> int:
@@ -95,6 +102,13 @@ class NaturalModel:
     @cached_property
     def _rate_symbols(self) -> list[sympy.Symbol]:
         return [sympy.Symbol(f"qd{i}", real=True) for i in range(self.n)]
+
+    @property
+    def force_parameter_symbols(self) -> list[sympy.Symbol]:
+        """The sympy symbols of :attr:`force_parameters` (the model's parameter symbols)."""
+        from ...model.scalars import parameter_symbol
+
+        return [parameter_symbol(name) for name in self.force_parameters]
 
     @cached_property
     def jacobian(self) -> sympy.Matrix:
@@ -135,15 +149,24 @@ class NaturalModel:
             total += sympy.Matrix(self.spring_forces)
         for j, grad in enumerate(self.joint_gradients):
             total += tau[j] * sympy.Matrix(grad)
-        return sympy.lambdify([self.symbols, self._rate_symbols, tau], total, "numpy")
+        return sympy.lambdify([self.symbols, self._rate_symbols, tau,
+                               self.force_parameter_symbols], total, "numpy", cse=True)
 
-    def generalized_forces(self, q, qd, tau=None) -> np.ndarray:
-        """Q(q, q̇, τ): gravity, springs and dampers, and joint forces τ (one per entry of
-        :attr:`actuated`; default zero)."""
+    def generalized_forces(self, q, qd, tau=None, params=None) -> np.ndarray:
+        """Q(q, q̇, τ, p): gravity, springs, dampers and actuators, and joint forces τ (one
+        per entry of :attr:`actuated`; default zero); ``params``: values of
+        :attr:`force_parameters` (default: their defaults)."""
         tau = np.zeros(max(len(self.actuated), 1)) if tau is None else np.asarray(tau, float)
         if tau.size == 0:
             tau = np.zeros(1)
-        out = self._force_function(np.asarray(q, float), np.asarray(qd, float), tau)
+        p = self.force_parameter_defaults if params is None else params
+        p = np.asarray(p, float).reshape(-1)
+        if p.size != len(self.force_parameters):
+            from ...model import SymgenError
+
+            raise SymgenError(f"{self.name}: params needs {len(self.force_parameters)} values "
+                              f"({', '.join(self.force_parameters) or 'none'}), got {p.size}")
+        out = self._force_function(np.asarray(q, float), np.asarray(qd, float), tau, p)
         return np.asarray(out, float).reshape(self.n)
 
     def phi(self, q: Sequence[float]) -> np.ndarray:
@@ -295,20 +318,25 @@ def coordinate_reader(nm: NaturalModel, jc: JointCoordinate) -> Callable[[np.nda
 
 def spring_forces(
     symbols: Sequence[sympy.Symbol], rates: Sequence[sympy.Symbol],
-    springs: Sequence[tuple[sympy.Matrix, sympy.Matrix, Spring, float]],
+    springs: Sequence[tuple[sympy.Matrix, sympy.Matrix, Any, sympy.Expr | float]],
 ) -> list[sympy.Expr]:
     """Generalized forces of linear spring-dampers between points r_a(q), r_b(q) (book
     eq. 4.102-4.107, with Q = −∂V/∂q and the damper's −c L̇ ∂L/∂q):
-    Q = −(k(L − L₀) + c L̇) ∂L/∂q, L = |r_b − r_a|, L̇ = ∂L/∂q · q̇."""
+    Q = −(k(L − L₀) + c L̇) ∂L/∂q, L = |d|, d = r_b − r_a, written with d's Jacobian
+    D = ∂d/∂q as ∂L/∂q = dᵀD/L and L̇ = dᵀ(D q̇)/L (compact: each Q entry holds d once).
+    Each spring is (r_a, r_b, element, assembled length); the element (a :class:`Spring` or
+    a model's ``PointSpring``) gives k, c and L₀ (None: the assembled length), numbers or
+    parameter symbols."""
     total = [sympy.Integer(0)] * len(symbols)
     for ra, rb, spring, assembled in springs:
-        d = rb - ra
+        d = sympy.Matrix(rb - ra)
+        jac = d.jacobian(list(symbols))
         length = sympy.sqrt(d.dot(d))
-        grad = [sympy.diff(length, s) for s in symbols]
-        rate = sum((g * v for g, v in zip(grad, rates, strict=True)), sympy.Integer(0))
+        rate = d.dot(jac * sympy.Matrix(list(rates))) / length
         rest = assembled if spring.rest_length is None else spring.rest_length
         force = spring.stiffness * (length - rest) + spring.damping * rate
-        total = [t - force * g for t, g in zip(total, grad, strict=True)]
+        grad = [d.dot(jac[:, s]) / length for s in range(len(symbols))]
+        total = [t - force * g if g != 0 else t for t, g in zip(total, grad, strict=True)]
     return total
 
 

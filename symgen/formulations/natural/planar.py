@@ -1,8 +1,11 @@
 """Automatic natural-coordinate modelling of planar mechanisms (models with ``plane: xy``),
 following the book's rules (García de Jalón & Bayo 1994, §2.1.3):
 
-- a basic point at every revolute joint (tree or loop), **shared** by the two bodies: the
-  joint needs no equation;
+- one basic point per pin, **shared** by every body that meets there (ch. 2: a point is
+  shared by all the elements that meet at it): revolute joints (tree or loop) that touch a
+  common body (the ground counts) at one location are one pin (:mod:`.pins`, union-find,
+  independent of the joint order); a revolute joint needs no equation. Pins that only
+  coincide in the assembled drawing, sharing no body, stay two points;
 - a prismatic joint gets a point on each body, coincident at assembly, and two equations:
   the child's point stays on the parent's sliding line (a cross product, bilinear) and the
   relative angle stays constant (the cross product of eq. 2.1 near 0°/180°, the dot
@@ -43,6 +46,7 @@ from .model import (
     tree_jacobian,
     tree_poses,
 )
+from .pins import RELATIVE_TOLERANCE, model_size, pin_groups
 
 
 @dataclass
@@ -116,16 +120,37 @@ class PlanarModeller:
             raise SymgenError(f"joint {joint.name!r}: type {joint.type.value!r} is not supported "
                               "by planar natural coordinates (revolute, continuous, prismatic)")
 
+    def _pins(self, joints: list) -> tuple[dict[str, int], dict[int, int]]:
+        """Pin group of every revolute joint (its first joint's index, :func:`.pins.
+        pin_groups`, within 1e-9 of the model's size) and the owner of each group's point:
+        the ground when a member is the ground (a constant), else the first joint's child."""
+        m = self.model
+        revolute = [j for j in joints if j.type.kind.natural_planar == "revolute"]
+        bodies = [(m.body_index(j.parent), m.body_index(j.child)) for j in revolute]
+        where = [self._joint_world(j, False) for j in revolute]
+        size = model_size([*where, *(_pose2(self.poses, b)[1] for b in m.body_names)])
+        first = pin_groups(bodies, where, RELATIVE_TOLERANCE * size)
+        owner = {g: bodies[g][1] for g in first}
+        for pair, g in zip(bodies, first, strict=True):
+            if -1 in pair:
+                owner[g] = -1
+        return {j.name: first[i] for i, j in enumerate(revolute)}, owner
+
     def collect(self) -> None:
         m = self.model
         joints = [(j, False) for j in m.joints] + [(j, True) for j in m.loop_joints]
-        for joint, loop in joints:
+        for joint, _loop in joints:
             self._check_type(joint)
+        group, owner = self._pins([j for j, _ in joints])
+        point_of: dict[int, int] = {}  # pin group -> its basic point
+        for joint, loop in joints:
             parent, child = m.body_index(joint.parent), m.body_index(joint.child)
             world = self._joint_world(joint, loop)
             if joint.type.kind.natural_planar == "revolute":
-                owner = parent if parent < 0 else child
-                p = self._add_point(joint.name, owner, world)
+                pin = group[joint.name]
+                if pin not in point_of:
+                    point_of[pin] = self._add_point(joint.name, owner[pin], world)
+                p = point_of[pin]
                 self._attach(p, parent)
                 self._attach(p, child)
                 self.revolute.append((joint, parent, child))
@@ -340,14 +365,17 @@ class PlanarModeller:
 
     def velocities_at(self, joint_q: np.ndarray, joint_v: np.ndarray) -> np.ndarray:
         """Natural velocities: ṙ = v_b + ω × (r − p_b) for each point's owning body."""
+        poses = tree_poses(self.model, joint_q)
+        twists: dict[str, np.ndarray] = {}
         out = []
         for point in self.points:
             if point.fixed:
                 continue
             name = self._body_name(point.body)
-            jac = tree_jacobian(self.model, joint_q, name)  # origin, world axes
-            twist = jac @ joint_v
-            rot, _ = _pose2(tree_poses(self.model, joint_q), name)
+            if name not in twists:  # origin, world axes
+                twists[name] = tree_jacobian(self.model, joint_q, name) @ joint_v
+            twist = twists[name]
+            rot, _ = _pose2(poses, name)
             lever = rot @ point.local
             omega = twist[2]
             out.extend(twist[3:5] + omega * np.array([-lever[1], lever[0]]))

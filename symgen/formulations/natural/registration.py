@@ -72,7 +72,8 @@ class NaturalFormulation:
         step of 0.05 in every coordinate and re-assembled (Newton-Raphson, book eq. 3.15;
         the assembled one when that fails), a random velocity in the null space of Φ_q,
         random joint forces, the consistent accelerations (Lagrange with the kernels'
-        Baumgarte stabilisation), zero multipliers and random independent rates."""
+        Baumgarte stabilisation), zero multipliers, random independent rates and the force
+        elements' runtime parameters at their defaults."""
         from .solvers import assemble, lagrange_accelerations
 
         nm, rng = context.nm, np.random.default_rng(seed)
@@ -87,10 +88,12 @@ class NaturalFormulation:
             rank = int(np.sum(sigma > 1e-10 * max(float(sigma[0]), 1.0))) if sigma.size else 0
             qd = vt[rank:].T @ rng.normal(size=nm.n - rank)  # a motion Φ_q allows
             tau = rng.normal(size=len(nm.actuated))
+            params = np.array(nm.force_parameter_defaults, dtype=float)
             qdd, _ = lagrange_accelerations(nm, q, qd, alpha, alpha,
-                                            tau=tau if nm.actuated else None)
+                                            tau=tau if nm.actuated else None, params=params)
             states.append({"q": q, "qd": qd, "tau": tau, "qdd": qdd, "lam": np.zeros(nm.m),
-                           "zd": rng.normal(size=len(nk.independent_joints(nm)))})
+                           "zd": rng.normal(size=len(nk.independent_joints(nm))),
+                           "params": params})
         return states
 
     def finish(self, kernel_set, context: NaturalContext) -> None:
@@ -175,12 +178,17 @@ def _tau(r: NaturalQuery) -> np.ndarray | None:
     return r.state.get("tau") if r.nm.actuated else None
 
 
+def _params(r: NaturalQuery) -> np.ndarray | None:
+    """The force elements' runtime parameters of the state (None: their defaults)."""
+    return r.state.get("params") if r.nm.force_parameters else None
+
+
 def _lagrange(r: NaturalQuery) -> dict[str, np.ndarray]:
     from .solvers import lagrange_accelerations
 
     alpha = r.options.baumgarte
     qdd, lam = lagrange_accelerations(r.nm, r.state["q"], r.state["qd"], alpha, alpha,
-                                      tau=_tau(r))
+                                      tau=_tau(r), params=_params(r))
     return {"qdd": qdd, "lam": lam}
 
 
@@ -190,7 +198,8 @@ def _step(r: NaturalQuery) -> dict[str, np.ndarray]:
     o = r.options
     q, qd, qdd, lam = trapezoidal_step(
         r.nm, r.state["q"], r.state["qd"], r.state["qdd"],
-        StepSettings(o.step, o.alpha, o.mu, o.iterations), r.state["lam"], _tau(r))
+        StepSettings(o.step, o.alpha, o.mu, o.iterations), r.state["lam"], _tau(r),
+        _params(r))
     return {"q_next": q, "qd_next": qd, "qdd_next": qdd, "lam_next": lam}
 
 
@@ -221,7 +230,7 @@ _kernel("nc_forces", "generalized forces Q (gravity, springs, joint forces)",
         ("q", "qd", "tau"), (Output("Q", _n, "generalized forces"),),
         _constraint("nc_forces"),
         reference=lambda r: {"Q": r.nm.generalized_forces(r.state["q"], r.state["qd"],
-                                                          _tau(r))})
+                                                          _tau(r), _params(r))})
 _kernel("nc_accelerations", "accelerations and multipliers (Lagrange + Baumgarte)",
         ("q", "qd", "tau"),
         (Output("qdd", _n, "natural accelerations"), Output("lam", _m, "Lagrange multipliers")),

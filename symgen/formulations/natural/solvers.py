@@ -28,7 +28,7 @@ Array = np.ndarray
 
 def lagrange_accelerations(
     nm: NaturalModel, q: Array, qd: Array, alpha: float = 0.0, beta: float = 0.0,
-    tau: Array | None = None,
+    tau: Array | None = None, params: Array | None = None,
 ) -> tuple[Array, Array]:
     """q̈ and λ from [[M, Φ_qᵀ], [Φ_q, 0]] [q̈; λ] = [Q; c − 2αΦ̇ − β²Φ], c = −Φ̇_q q̇
     (book eq. 5.10, 5.28; α = β = 0: no stabilisation). Needs independent constraints."""
@@ -39,7 +39,7 @@ def lagrange_accelerations(
     a[:n, n:] = pq.T
     a[n:, :n] = pq
     rhs = np.concatenate([
-        nm.generalized_forces(q, qd, tau),
+        nm.generalized_forces(q, qd, tau, params),
         -nm.phi_q_dot_qdot(q, qd) - 2 * alpha * (pq @ qd) - beta**2 * nm.phi(q),
     ])
     sol = np.linalg.solve(a, rhs)
@@ -73,17 +73,10 @@ class StepSettings:
     """Settings of :func:`trapezoidal_step`: time step h, penalty α, damping μ (the book
     uses h/μ between 30 and 80; default h/50), and the fixed number of Newton iterations.
 
-    Default α: the multiplier update converges at the rate (4/h²)M / (αΦ_qᵀΦ_q + (4/h²)M),
-    so α must dominate the (4/h²)M term of the tangent. The book's α = 10⁷ (for its steps
-    of 8-30 ms, where 4/h² ≤ 6·10⁴) generalises to α = max(10⁷, 10³·4/h²)·max diag M; at
-    h = 1 ms the book's 10⁷ alone lets the multipliers drift and the step diverge.
-
-    Near a singular position the smallest singular value σ of Φ_q tends to 0, and wherever
-    ασ² ≲ (4/h²)M the fixed iterations cannot converge the multipliers: carried from step to
-    step they act as an undamped integral feedback, and the linearised step amplifies errors
-    (spectral radius up to 1.37 per step over ±120 steps around the slider-crank's singular
-    position of Ex. 10.6 with α = 10⁷, h = 1 ms: rounding grows ~10¹⁰ per passage). The
-    default α shrinks that band to a few steps (amplification O(1) per passage)."""
+    Default penalty: the diagonal matrix of :func:`.penalty.choose_penalty`, chosen from M
+    and Φ_q at the assembled configuration so that each multiplier update contracts the
+    multiplier error by ~1e-4 within a roundoff budget (documented there). A scalar
+    ``alpha`` is used for every constraint instead."""
 
     h: float
     alpha: float | None = None
@@ -94,15 +87,17 @@ class StepSettings:
     def damping(self) -> float:
         return self.mu if self.mu is not None else self.h / 50.0
 
-    def penalty(self, mass_matrix: Array) -> float:
-        if self.alpha is not None:
-            return self.alpha
-        return max(1e7, 1e3 * 4 / self.h**2) * float(np.max(np.diag(mass_matrix)))
+    def penalty(self, nm: NaturalModel, q: Array | None = None) -> Array:
+        """The penalty matrix's diagonal (one α per constraint; at ``q`` when the model has
+        no assembled configuration)."""
+        from .penalty import choose_penalty
+
+        return choose_penalty(nm, self.h, self.damping, self.alpha, q).alpha
 
 
 def trapezoidal_step(
     nm: NaturalModel, q: Array, qd: Array, qdd: Array, s: StepSettings, lam: Array | None = None,
-    tau: Array | None = None,
+    tau: Array | None = None, params: Array | None = None,
 ) -> tuple[Array, Array, Array, Array]:
     """One step of the index-3 augmented Lagrangian with the trapezoidal rule (book §8.5):
 
@@ -115,7 +110,7 @@ def trapezoidal_step(
     Q(q, q̇, τ) is evaluated at the iterate (τ held over the step; its derivatives are left
     out of the quasi-tangent). Returns q, q̇, q̈ at t + h and the multipliers λ*."""
     m_ = nm.mass_matrix
-    h, alpha, mu = s.h, s.penalty(m_), s.damping
+    h, alpha, mu = s.h, s.penalty(nm, q), s.damping
     lam = np.zeros(nm.m) if lam is None else lam.copy()
     hat_d = qd + (2 / h) * q
     hat_dd = qdd + (4 / h) * qd + (4 / h**2) * q
@@ -125,19 +120,19 @@ def trapezoidal_step(
         v1 = (2 / h) * q1 - hat_d
         a1 = (4 / h**2) * q1 - hat_dd
         pq = nm.phi_q(q1)
-        forces = nm.generalized_forces(q1, v1, tau)
+        forces = nm.generalized_forces(q1, v1, tau, params)
         f = m_ @ a1 + pq.T @ (alpha * (nm.phi(q1) + mu * (pq @ v1)) + lam) - forces
-        tangent = (4 / h**2) * m_ + beta * pq.T @ pq
+        tangent = (4 / h**2) * m_ + pq.T @ (beta[:, None] * pq)
         q1 = q1 - np.linalg.solve(tangent, f)
         v1 = (2 / h) * q1 - hat_d
         lam = lam + alpha * (nm.phi(q1) + mu * (nm.phi_q(q1) @ v1))
     v1 = (2 / h) * q1 - hat_d
     a1 = (4 / h**2) * q1 - hat_dd
     pq = nm.phi_q(q1)
-    projector = m_ + (h**2 / 4) * alpha * pq.T @ pq
+    projector = m_ + (h**2 / 4) * pq.T @ (alpha[:, None] * pq)
     v1 = np.linalg.solve(projector, m_ @ v1)
-    a1 = np.linalg.solve(projector, m_ @ a1 - (h**2 / 4) * alpha * pq.T @
-                         nm.phi_q_dot_qdot(q1, v1))
+    a1 = np.linalg.solve(projector, m_ @ a1 - (h**2 / 4) * pq.T @
+                         (alpha * nm.phi_q_dot_qdot(q1, v1)))
     return q1, v1, a1, lam
 
 

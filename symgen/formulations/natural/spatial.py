@@ -1,6 +1,13 @@
 """Automatic natural-coordinate modelling of spatial mechanisms (García de Jalón & Bayo
 1994, §2.2.3): basic points and unit vectors, shared at joints where the joint allows.
 
+- one basic point per pin, shared by every body that meets there (ch. 2): revolute,
+  spherical and universal joints that touch a common body (the ground counts) at one
+  location are one pin (:mod:`.pins`, union-find, independent of the joint order); pins
+  that only coincide in the assembled drawing, sharing no body, stay apart. Revolute joints
+  of one pin that share a body and have parallel or antiparallel axes also share one axis
+  vector (the line is fixed on the common body; an antiparallel joint reads its angle with
+  the opposite sign).
 - revolute: the joint point and the axis vector are shared (no equation); spherical: the
   point is shared; universal: the point is shared, each body carries its own axis and
   a₁·a₂ keeps its assembled value (eq. 2.59); cylindrical: the axis vector is shared and
@@ -40,6 +47,7 @@ from .model import (
     tree_jacobian,
     tree_poses,
 )
+from .pins import RELATIVE_TOLERANCE, axis_groups, model_size, pin_groups
 
 
 @dataclass
@@ -71,6 +79,11 @@ class SpatialModeller:
         self.constraints: list[sympy.Expr] = []
         self.constraint_names: list[str] = []
         self.joint_entities: dict[str, dict] = {}
+        # pins: joint name -> group, group -> owner (-1: ground) and its entity once made
+        self._pin_of: dict[str, int] = {}
+        self._axis_of: dict[str, int] = {}
+        self._group_owner: dict[tuple[str, int], int] = {}
+        self._group_entity: dict[tuple[str, int], int] = {}
 
     # ------------------------------------------------------------------ entities
     def _frame(self, body: int) -> tuple[np.ndarray, np.ndarray]:
@@ -95,6 +108,47 @@ class SpatialModeller:
         self._attach(e, child)
         return e
 
+    def _grouped(self, key: tuple[str, int], name: str, kind: str, parent: int, child: int,
+                 world) -> int:
+        """The entity of pin group ``key``, made at the first joint of the group to ask."""
+        if key not in self._group_entity:
+            self._group_entity[key] = self._add(name, kind, self._group_owner[key], world)
+        e = self._group_entity[key]
+        self._attach(e, parent)
+        self._attach(e, child)
+        return e
+
+    def pin(self, name: str, parent: int, child: int, world) -> int:
+        """The basic point of joint ``name``'s pin, shared by every body that meets there."""
+        return self._grouped(("p", self._pin_of[name]), name, "p", parent, child, world)
+
+    def pin_axis(self, name: str, parent: int, child: int, axis) -> tuple[int, float]:
+        """The axis vector of revolute joint ``name``, shared with the revolute joints of
+        its pin along the same line, and the joint axis's sign relative to it."""
+        e = self._grouped(("u", self._axis_of[name]), f"{name}.axis", "u", parent, child, axis)
+        return e, 1.0 if float(self.entities[e].world @ axis) > 0.0 else -1.0
+
+    def _group_pins(self, placed: list) -> None:
+        """Pin groups (:func:`.pins.pin_groups`, within 1e-9 of the model's size) and axis
+        groups of ``placed`` joints (joint, parent, child, point, axis); a group's entities
+        belong to the ground when one of its joints does, else to its first joint's child."""
+        pins = [x for x in placed if x[0].type.kind.natural_pin]
+        bodies = [(x[1], x[2]) for x in pins]
+        where = [x[3] for x in pins]
+        size = model_size([*where, *(self._frame(b)[1] for b in range(self.model.nbodies))])
+        first = pin_groups(bodies, where, RELATIVE_TOLERANCE * size)
+        lines = [i for i, x in enumerate(pins) if x[0].type.kind.natural_pin == "axis"]
+        line_first = axis_groups([bodies[i] for i in lines], [pins[i][4] for i in lines],
+                                 [first[i] for i in lines])
+        for tag, members, groups in (("p", range(len(pins)), first),
+                                     ("u", lines, [lines[g] for g in line_first])):
+            for i, g in zip(members, groups, strict=True):
+                key = (tag, g)
+                self._group_owner.setdefault(key, bodies[g][1])
+                if -1 in bodies[i]:
+                    self._group_owner[key] = -1
+                (self._pin_of if tag == "p" else self._axis_of)[pins[i][0].name] = g
+
     def own(self, name: str, kind: str, body: int, world) -> int:
         """An entity fixed on ``body`` alone."""
         e = self._add(name, kind, body, world)
@@ -103,9 +157,9 @@ class SpatialModeller:
 
     def collect(self) -> None:
         m = self.model
-        for joint, _loop in [(j, False) for j in m.joints] + [(j, True) for j in m.loop_joints]:
-            kind = joint.type.kind
-            if not kind.natural_spatial:
+        placed = []
+        for joint in [*m.joints, *m.loop_joints]:
+            if not joint.type.kind.natural_spatial:
                 raise SymgenError(f"joint {joint.name!r}: type {joint.type.value!r} is not "
                                   "supported by natural coordinates")
             parent, child = m.body_index(joint.parent), m.body_index(joint.child)
@@ -113,11 +167,12 @@ class SpatialModeller:
             jrot = prot @ np.asarray(joint.placement.rotation, float)
             point = porigin + prot @ np.asarray(joint.placement.translation, float)
             axis = jrot @ np.asarray(joint.axis, float)
-            axis = axis / np.linalg.norm(axis)
-            name = joint.name
+            placed.append((joint, parent, child, point, axis / np.linalg.norm(axis), jrot))
+        self._group_pins(placed)
+        for joint, parent, child, point, axis, jrot in placed:
             info: dict = {"type": joint.type, "parent": parent, "child": child}
-            kind.natural_entities(self, joint, info, point, axis, jrot)
-            self.joint_entities[name] = info
+            joint.type.kind.natural_entities(self, joint, info, point, axis, jrot)
+            self.joint_entities[joint.name] = info
         for b in range(m.nbodies):
             self._complete(b)
 
@@ -313,12 +368,15 @@ class SpatialModeller:
     def velocities_at(self, joint_q: np.ndarray, joint_v: np.ndarray) -> np.ndarray:
         """Natural velocities: ṙ = v_b + ω × (r − p_b), u̇ = ω × u."""
         poses = tree_poses(self.model, joint_q)
+        twists: dict[str, np.ndarray] = {}
         out = []
         for e in self.entities:
             if e.fixed:
                 continue
             name = self.model.body_names[e.owner]
-            twist = tree_jacobian(self.model, joint_q, name) @ joint_v
+            if name not in twists:
+                twists[name] = tree_jacobian(self.model, joint_q, name) @ joint_v
+            twist = twists[name]
             lever = poses[name][:3, :3] @ e.local
             spin = np.cross(twist[:3], lever)
             out.extend(twist[3:] + spin if e.kind == "p" else spin)
