@@ -66,9 +66,22 @@ def test_natural_references_agree_with_the_derived_programs(mechanism):
         tolerance = 1e-8 if name in ("nc_accelerations", "nc_step") else 1e-12
         for output, value in expected.items():
             scale = max(float(np.max(np.abs(value))), 1.0)
-            assert np.max(np.abs(got[output] - value)) <= tolerance * scale, (name, output)
+            bound = tolerance * scale
+            if output == "lam_next":
+                bound += _multiplier_roundoff(nm, q)
+            assert np.max(np.abs(got[output] - value)) <= bound, (name, output)
         checked += 1
     assert checked >= 6
+
+
+def _multiplier_roundoff(nm, q, iterations: int = 2) -> float:
+    """The step's multipliers accumulate λ* += α_i Φ_i per iteration; Φ_i (quadratic, its
+    terms of size ‖∇Φ_i‖²) is computed to a few ε·‖∇Φ_i‖², and two correct implementations
+    differ by that times α_i (1e12-1e14 with the model-derived penalty): bound
+    10 ε Σ_iterations max_i α_i ‖∇Φ_i‖²."""
+    alpha = NaturalOptions(step=1e-3).penalty(nm).alpha
+    rows = np.sum(nm.phi_q(q) ** 2, axis=1)
+    return 10 * np.finfo(float).eps * iterations * float(np.max(alpha * rows))
 
 
 def _inputs(ks, name: str, state: dict) -> dict:

@@ -30,7 +30,7 @@ import sympy
 
 from ...expr import ZERO, Expr, atan2, esum, from_sympy
 from ...program import Program, ProgramBuilder
-from .. import dense
+from .. import sparse
 from .forces import add_force_elements, element_forces, params_input
 from .model import NaturalModel, Spring
 
@@ -207,17 +207,18 @@ def accelerations_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
             float(np.linalg.norm(nm.phi_q(nm.q0), 2)) ** 2, 1e-300)
         mm = _const(nm.mass_matrix)
         gram = _gram(b, pq, gamma)
-        lead = dense.ldlt(b, [[b.emit(mm[i][j] + gram[i][j]) for j in range(n)]
+        lead = sparse.factor_auto(b, [[b.emit(mm[i][j] + gram[i][j]) for j in range(n)]
                               for i in range(n)])
         shifted = _mat_t_vec(b, pq, g)
-        free = dense.solve(b, lead, [b.emit(forces[i] + gamma * shifted[i]) for i in range(n)])
-        cols = [dense.solve(b, lead, [pq[c][k] for k in range(n)]) for c in range(nm.m)]
+        free = sparse.solve(b, lead, [b.emit(forces[i] + gamma * shifted[i]) for i in range(n)])
+        cols = [sparse.solve(b, lead, [pq[c][k] for k in range(n)]) for c in range(nm.m)]
         w = [[cols[c][i] for c in range(nm.m)] for i in range(n)]
     # S = Φ_q W (m × m)
     s = [[b.emit(esum(pq[r][k] * w[k][c] for k in range(n))) for c in range(nm.m)]
          for r in range(nm.m)]
     rhs = [b.emit(esum(pq[r][k] * free[k] for k in range(n)) - g[r]) for r in range(nm.m)]
-    lam = dense.solve(b, dense.ldlt(b, s), rhs)
+    lam = sparse.solve(b, sparse.factor_auto(
+        b, s, semidefinite_tolerance=sparse.SEMIDEFINITE_TOLERANCE), rhs)
     qdd = [b.emit(free[i] - esum(w[i][c] * lam[c] for c in range(nm.m))) for i in range(n)]
     b.output("qdd", n, qdd, "natural accelerations")
     b.output("lam", nm.m, lam, "Lagrange multipliers")
@@ -258,7 +259,7 @@ def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
         gram = _gram(b, pq, beta)
         tangent = [[b.emit((4 / h**2) * mm[i][j] + gram[i][j]) for j in range(n)]
                    for i in range(n)]
-        step = dense.solve(b, dense.ldlt(b, tangent), f)
+        step = sparse.solve(b, sparse.factor_auto(b, tangent), f)
         q1 = [b.emit(q1[i] - step[i]) for i in range(n)]
         v1 = [b.emit((2 / h) * q1[i] - hat_d[i]) for i in range(n)]
         phi = ev.phi(b, q1)
@@ -268,13 +269,13 @@ def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
     a1 = [b.emit((4 / h**2) * q1[i] - hat_dd[i]) for i in range(n)]
     pq = ev.phi_q(b, q1)
     gram = _gram(b, pq, [(h * h / 4) * a for a in alpha])
-    projector = dense.ldlt(b, [[b.emit(mm[i][j] + gram[i][j]) for j in range(n)]
+    projector = sparse.factor_auto(b, [[b.emit(mm[i][j] + gram[i][j]) for j in range(n)]
                                for i in range(n)])
-    v1 = dense.solve(b, projector, _mat_vec(b, mm, v1))
+    v1 = sparse.solve(b, projector, _mat_vec(b, mm, v1))
     jdq = ev.phi_q_dot_qdot(b, q1, v1)
     bias = _mat_t_vec(b, pq, [b.emit((h * h / 4) * alpha[r] * jdq[r]) for r in range(m)])
     ma = _mat_vec(b, mm, a1)
-    a1 = dense.solve(b, projector, [b.emit(ma[i] - bias[i]) for i in range(n)])
+    a1 = sparse.solve(b, projector, [b.emit(ma[i] - bias[i]) for i in range(n)])
     b.output("q_next", n, q1, "natural coordinates at t + h")
     b.output("qd_next", n, v1, "natural velocities at t + h (projected)")
     b.output("qdd_next", n, a1, "natural accelerations at t + h (projected)")
@@ -348,7 +349,7 @@ def velocities_program(nm: NaturalModel) -> Program | None:
     normal = [[b.emit(x + y) for x, y in zip(r1, r2, strict=True)]
               for r1, r2 in zip(_gram(b, pq, 1.0), _gram(b, g, 1.0), strict=True)]
     rhs = _mat_t_vec(b, g, zd)
-    b.output("qd", nm.n, dense.solve(b, dense.ldlt(b, normal), rhs), "natural velocities")
+    b.output("qd", nm.n, sparse.solve(b, sparse.factor_auto(b, normal), rhs), "natural velocities")
     return b.build()
 
 
@@ -382,7 +383,7 @@ def assemble_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
         normal = [[b.emit(gram[i][j] + (1e-9 if i == j else 0.0)) for j in range(n)]
                   for i in range(n)]
         rhs = _mat_t_vec(b, pq, phi)
-        step = dense.solve(b, dense.ldlt(b, normal), rhs)
+        step = sparse.solve(b, sparse.factor_auto(b, normal), rhs)
         q = [b.emit(q[i] - step[i]) for i in range(n)]
     b.output("q_assembled", n, q, "assembled natural coordinates")
     return b.build()
