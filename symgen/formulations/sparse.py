@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..expr import ZERO, Expr, Less, Mul, Num, Sym, add_terms, as_expr, select
@@ -277,11 +277,14 @@ class SparseLDLT:
 
 
 def factor(b: ProgramBuilder, a: Sequence[Sequence[Expr]], perm: Sequence[int] | None = None,
-           semidefinite_tolerance: float | None = None) -> SparseLDLT:
+           semidefinite_tolerance: float | None = None,
+           reciprocal: Callable[[int, Expr, Expr], Expr] | None = None) -> SparseLDLT:
     """Unrolled sparse LDLᵀ of the symmetric positive-definite ``a`` (lower triangle read)
     in the order ``perm`` (identity by default), left-looking with unscaled columns
     u_ij = L_ij d_j (Davis 2006 §4.8). With ``semidefinite_tolerance`` τ, ``a`` may be
-    positive semidefinite: 1/d_j is 0 unless d_j > τ·a_jj (see the module docs)."""
+    positive semidefinite: 1/d_j is 0 unless d_j > τ·a_jj (see the module docs).
+    ``reciprocal(unknown, d_j, a_jj)``, when given, computes 1/d_j instead (indefinite
+    systems: :func:`factor_saddle`)."""
     pattern = pattern_of(a)
     sym = symbolic(pattern, perm)
     p = sym.perm
@@ -294,7 +297,8 @@ def factor(b: ProgramBuilder, a: Sequence[Sequence[Expr]], perm: Sequence[int] |
         djj = as_expr(a[pj][pj])
         dj = b.emit(_minus_products(djj, [(L[(j, k)], U[(j, k)]) for k in sym.rows[j]]))
         d.append(dj)
-        inv_d.append(_reciprocal(b, pj, dj, djj, semidefinite_tolerance))
+        inv_d.append(reciprocal(pj, dj, djj) if reciprocal is not None
+                     else _reciprocal(b, pj, dj, djj, semidefinite_tolerance))
         terms: dict[int, list[tuple[Expr, Expr]]] = {i: [] for i in sym.cols[j]}
         for k in sym.rows[j]:
             col, ujk = sym.cols[k], U[(j, k)]
@@ -361,6 +365,83 @@ def factor_auto(b: ProgramBuilder, a: Sequence[Sequence[Expr]],
     return factor(b, a, perm, semidefinite_tolerance)
 
 
+def saddle_ordering(pattern: Pattern, n: int) -> tuple[int, ...]:
+    """A minimum-degree ordering of the saddle-point matrix [[A, Jᵀ], [J, 0]] (unknowns
+    0..n-1 the primal ones, n.. the multipliers) in which a multiplier is eliminated only
+    when no primal unknown is left among its neighbours in the elimination graph (fill
+    included): its pivot is then a diagonal entry of the Schur complement −J A⁻¹ Jᵀ (of the
+    constraints not yet eliminated), negative unless the constraint depends on the earlier
+    ones, at every configuration — the rule that makes the LDLᵀ of a KKT matrix without
+    pivoting exist when A is positive definite (the quasi-definite case of Vanderbei 1995;
+    minimum degree: George & Liu 1981 §5.1.1). Ties go to the smallest index."""
+    adj = [set(a) for a in pattern.adjacency()]
+
+    def eligible(v: int) -> bool:
+        return v < n or all(u >= n for u in adj[v])
+
+    heap = [(len(a), v) for v, a in enumerate(adj) if eligible(v)]
+    heapq.heapify(heap)
+    done = [False] * pattern.n
+    order: list[int] = []
+    while heap:
+        deg, v = heapq.heappop(heap)
+        if done[v] or deg != len(adj[v]) or not eligible(v):
+            continue
+        done[v] = True
+        order.append(v)
+        nbrs = sorted(adj[v])
+        for u in nbrs:
+            au = adj[u]
+            au.discard(v)
+            au.update(w for w in nbrs if w != u)
+            if eligible(u):
+                heapq.heappush(heap, (len(au), u))
+        adj[v] = set()
+    if len(order) != pattern.n:
+        raise SymgenError("saddle-point ordering: a multiplier touches no primal unknown")
+    return tuple(order)
+
+
+def factor_saddle(b: ProgramBuilder, a: Sequence[Sequence[Expr]],
+                  jac: Sequence[Sequence[Expr]], scales: Sequence[float],
+                  tolerance: float = SEMIDEFINITE_TOLERANCE) -> SparseLDLT:
+    """LDLᵀ of K = [[A, Jᵀ], [J, 0]] (A symmetric positive definite n × n, J m × n) in the
+    order of :func:`saddle_ordering`: primal pivots are positive, multiplier pivots
+    negative. A multiplier whose pivot satisfies −d_j ≤ τ·scales[j] (a constraint
+    dependent on the ones eliminated before it: redundant) gets 1/d_j = 0, so for a
+    consistent right-hand side the solution has that multiplier 0 and the primal part is
+    the unique solution (the semidefinite argument of the module docstring applied to the
+    negative semidefinite Schur complement −J A⁻¹ Jᵀ). ``scales``: the size of each
+    constraint's pivot at a regular configuration (e.g. J_j A⁻¹ J_jᵀ at assembly)."""
+    n, m = len(a), len(jac)
+    k = [[ZERO] * (n + m) for _ in range(n + m)]
+    for i in range(n):
+        for j in range(n):
+            k[i][j] = as_expr(a[i][j])
+    for r in range(m):
+        for c in range(n):
+            k[n + r][c] = k[c][n + r] = as_expr(jac[r][c])
+    perm = saddle_ordering(pattern_of(k), n)
+
+    def reciprocal(unknown: int, dj: Expr, ajj: Expr) -> Expr:
+        if unknown < n:
+            return _reciprocal(b, unknown, dj, ajj, None)
+        if _structural_zero(dj):
+            return ZERO
+        threshold = -tolerance * float(scales[unknown - n])
+        return b.emit(select(Less(dj, Num(threshold)), 1 / dj, ZERO))
+
+    return factor(b, k, perm, reciprocal=reciprocal)
+
+
+def solve_saddle(b: ProgramBuilder, f: SparseLDLT, top: Sequence[Expr],
+                 bottom: Sequence[Expr]) -> tuple[list[Expr], list[Expr]]:
+    """(x, y) with A x + Jᵀ y = top, J x = bottom, from :func:`factor_saddle`."""
+    n = len(top)
+    out = solve(b, f, [*top, *bottom])
+    return out[:n], out[n:]
+
+
 def solve(b: ProgramBuilder, f: SparseLDLT, rhs: Sequence[Expr]) -> list[Expr]:
     """``A⁻¹ rhs`` (semidefinite: the solution with the dependent unknowns zero), in the
     original order: forward substitution, scaling by 1/d, back substitution, each over the
@@ -391,10 +472,13 @@ __all__ = [
     "choose_ordering",
     "factor",
     "factor_auto",
+    "factor_saddle",
     "factor_cost",
     "minimum_degree",
     "operation_count",
     "pattern_of",
+    "saddle_ordering",
     "solve",
+    "solve_saddle",
     "symbolic",
 ]

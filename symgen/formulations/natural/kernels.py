@@ -22,13 +22,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import sympy
 
-from ...expr import ZERO, Expr, atan2, esum, from_sympy
+from ...expr import ZERO, Expr, as_expr, atan2, esum, from_sympy
 from ...program import Program, ProgramBuilder
 from .. import sparse
 from .forces import add_force_elements, element_forces, params_input
@@ -173,6 +173,129 @@ def constraint_programs(nm: NaturalModel) -> list[Program]:
     return out
 
 
+@dataclass
+class _Saddle:
+    """The saddle-point system of a configuration, [[A, Φ_qᵀ], [Φ_q, 0]], factored once:
+    A = M, or M + γΦ_qᵀΦ_q for a singular M (``gamma`` > 0). Two factorizations, the
+    cheaper chosen at generation (:func:`_saddle`): the range-space (Schur complement)
+    one with W = A⁻¹Φ_qᵀ and S = Φ_q W (dense m × m: small mechanisms), or a sparse LDLᵀ
+    of the whole matrix (:func:`.sparse.factor_saddle`: long chains). Both drop the
+    multipliers of redundant constraints (semidefinite pivots)."""
+
+    solve: Callable[[list[Expr], list[Expr]], tuple[list[Expr], list[Expr]]]
+    gamma: float
+
+    def correction(self, b: ProgramBuilder, n: int, residual: Sequence[Expr]) -> list[Expr]:
+        """The A-orthogonal (least-kinetic-energy) Δ with Φ_q Δ = −r."""
+        return self.solve([ZERO] * n, [b.emit(-r) for r in residual])[0]
+
+
+def _gamma(nm: NaturalModel) -> float:
+    """γ = λ_max(M)/‖Φ_q(q₀)‖² of the singular-M metric M + γΦ_qᵀΦ_q (0 for a regular M)."""
+    if nm.mass_matrix_regular:
+        return 0.0
+    return float(np.linalg.eigvalsh(nm.mass_matrix)[-1]) / max(
+        float(np.linalg.norm(nm.phi_q(nm.q0), 2)) ** 2, 1e-300)
+
+
+def _pivot_scales(nm: NaturalModel) -> np.ndarray:
+    """Φ_j A⁻¹ Φ_jᵀ at the assembled configuration: the size of each multiplier pivot."""
+    pq = nm.phi_q(nm.q0)
+    a = np.asarray(nm.mass_matrix, float) + _gamma(nm) * pq.T @ pq
+    scales = np.einsum("ij,ji->i", pq, np.linalg.solve(a, pq.T))
+    return np.where(scales > 0, scales, float(scales.max(initial=1.0)) or 1.0)
+
+
+def _schur_cost(nm: NaturalModel) -> int:
+    """Operations of the range-space factorization and one solve, estimated: W = A⁻¹Φ_qᵀ
+    with a dense A⁻¹ (2 n nnz(Φ_q)), S = Φ_q W (2 m nnz(Φ_q)), the LDLᵀ of S (m³/3)."""
+    nnz = int(np.count_nonzero(nm.phi_q(nm.q0)))
+    return 2 * nm.n * nnz + 2 * nm.m * nnz + nm.m ** 3 // 3
+
+
+def _use_sparse_saddle(nm: NaturalModel) -> bool:
+    """True when the sparse LDLᵀ of the saddle-point matrix (symbolic count, factor and
+    one solve) costs fewer operations than the range-space factorization."""
+    key = "_sparse_saddle"
+    if key not in nm.__dict__:
+        n, m = nm.n, nm.m
+        pq = nm.phi_q(nm.q0)
+        a = np.asarray(nm.mass_matrix, float) + (0.0 if nm.mass_matrix_regular
+                                                 else pq.T @ pq)
+        lower = [tuple(i for i in range(j + 1, n) if a[i, j] != 0)
+                 + tuple(n + r for r in range(m) if pq[r, j] != 0) for j in range(n)]
+        lower += [() for _ in range(m)]
+        pattern = sparse.Pattern(n + m, tuple(lower), tuple([True] * n + [False] * m))
+        perm = sparse.saddle_ordering(pattern, n)
+        cost = sparse.operation_count(pattern, perm).total
+        nm.__dict__[key] = cost < _schur_cost(nm)
+    return nm.__dict__[key]
+
+
+def _saddle(b: ProgramBuilder, nm: NaturalModel, pq) -> _Saddle:
+    n, m = nm.n, nm.m
+    gamma = _gamma(nm)
+    mm = _const(nm.mass_matrix)
+    if gamma:
+        gram = _gram(b, pq, gamma)
+        a = [[b.emit(mm[i][j] + gram[i][j]) for j in range(n)] for i in range(n)]
+    else:
+        a = [[as_expr(mm[i][j]) for j in range(n)] for i in range(n)]
+    if _use_sparse_saddle(nm):
+        f = sparse.factor_saddle(b, a, pq, [float(x) for x in _pivot_scales(nm)])
+        return _Saddle(lambda top, bottom: sparse.solve_saddle(b, f, top, bottom), gamma)
+    if gamma:
+        lead = sparse.factor_auto(b, a)
+
+        def solve_a(x: list[Expr]) -> list[Expr]:
+            return sparse.solve(b, lead, x)
+
+        cols = [solve_a([pq[c][k] for k in range(n)]) for c in range(m)]
+        w = [[cols[c][i] for c in range(m)] for i in range(n)]
+    else:
+        minv = _const(np.linalg.inv(nm.mass_matrix))
+
+        def solve_a(x: list[Expr]) -> list[Expr]:
+            return [b.emit(esum(minv[i][j] * x[j] for j in range(n))) for i in range(n)]
+
+        w = [[b.emit(esum(minv[i][k] * pq[c][k] for k in range(n))) for c in range(m)]
+             for i in range(n)]
+    s = [[b.emit(esum(pq[r][k] * w[k][c] for k in range(n))) for c in range(m)]
+         for r in range(m)]
+    factor = sparse.factor_auto(b, s, semidefinite_tolerance=sparse.SEMIDEFINITE_TOLERANCE)
+
+    def solve(top: list[Expr], bottom: list[Expr]) -> tuple[list[Expr], list[Expr]]:
+        free = solve_a(top)
+        rhs = [b.emit(esum(pq[r][k] * free[k] for k in range(n)) - bottom[r])
+               for r in range(m)]
+        lam = sparse.solve(b, factor, rhs)
+        x = [b.emit(free[i] - esum(w[i][c] * lam[c] for c in range(m))) for i in range(n)]
+        return x, lam
+
+    return _Saddle(solve, gamma)
+
+
+def _lagrange(b: ProgramBuilder, nm: NaturalModel, ev: _Evaluator, q, qd, tau,
+              baumgarte: float, known: tuple[_Saddle, list[list[Expr]]] | None = None,
+              ) -> tuple[list[Expr], list[Expr], _Saddle, list[list[Expr]]]:
+    """q̈, λ (and the factored saddle-point system and Φ_q) at (q, q̇): see
+    :func:`accelerations_program`; ``known``: the system and Φ_q already built at q."""
+    n = nm.n
+    pq = ev.phi_q(b, q) if known is None else known[1]
+    phi = ev.phi(b, q)
+    jdq = ev.phi_q_dot_qdot(b, q, qd)
+    a = baumgarte
+    rate = _mat_vec(b, pq, qd)
+    g = [b.emit(-jdq[i] - 2 * a * rate[i] - a * a * phi[i]) for i in range(nm.m)]
+    forces = ev.forces(b, q, qd, tau)
+    sd = _saddle(b, nm, pq) if known is None else known[0]
+    if sd.gamma:
+        shifted = _mat_t_vec(b, pq, g)
+        forces = [b.emit(forces[i] + sd.gamma * shifted[i]) for i in range(n)]
+    qdd, lam = sd.solve(forces, g)
+    return qdd, lam, sd, pq
+
+
 def accelerations_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
     """Lagrange multipliers + Baumgarte (α = β = ``opts.baumgarte``) by the Schur
     complement: (Φ_q A⁻¹ Φ_qᵀ) λ = Φ_q A⁻¹ Q̃ − g, q̈ = A⁻¹(Q̃ − Φ_qᵀλ),
@@ -184,45 +307,81 @@ def accelerations_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
     the model is built): A = M + γΦ_qᵀΦ_q, Q̃ = Q + γΦ_qᵀg, factored at run time (n×n
     LDLᵀ). Since Φ_q q̈ = g, adding γΦ_qᵀ(Φ_q q̈ − g) = 0 to M q̈ + Φ_qᵀλ = Q changes neither
     q̈ nor λ (the augmented-Lagrangian argument of book §5.2.3); γ = λ_max(M)/‖Φ_q(q₀)‖²
-    makes both terms of A of one size at assembly."""
+    makes both terms of A of one size at assembly.
+
+    Redundant constraints make S = Φ_q A⁻¹ Φ_qᵀ singular: its LDLᵀ is semidefinite
+    (:func:`.sparse.factor` with a pivot tolerance), so a dependent row's multiplier is 0
+    and q̈ is the unique constrained acceleration; λ is then one of the equivalent sets."""
     ev = _Evaluator(nm)
     b = ProgramBuilder("nc_accelerations", "accelerations and multipliers (Lagrange + Baumgarte)")
     q, qd, tau = _state_inputs(b, nm)
-    pq = ev.phi_q(b, q)
-    phi = ev.phi(b, q)
-    jdq = ev.phi_q_dot_qdot(b, q, qd)
-    a = opts.baumgarte
-    rate = _mat_vec(b, pq, qd)
-    g = [b.emit(-jdq[i] - 2 * a * rate[i] - a * a * phi[i]) for i in range(nm.m)]
-    forces = ev.forces(b, q, qd, tau)
-    n = nm.n
-    if nm.mass_matrix_regular:
-        minv = _const(np.linalg.inv(nm.mass_matrix))
-        free = [b.emit(esum(minv[i][j] * forces[j] for j in range(n))) for i in range(n)]
-        # W = M⁻¹ Φ_qᵀ (n × m)
-        w = [[b.emit(esum(minv[i][k] * pq[c][k] for k in range(n))) for c in range(nm.m)]
-             for i in range(n)]
-    else:
-        gamma = float(np.linalg.eigvalsh(nm.mass_matrix)[-1]) / max(
-            float(np.linalg.norm(nm.phi_q(nm.q0), 2)) ** 2, 1e-300)
-        mm = _const(nm.mass_matrix)
-        gram = _gram(b, pq, gamma)
-        lead = sparse.factor_auto(b, [[b.emit(mm[i][j] + gram[i][j]) for j in range(n)]
-                              for i in range(n)])
-        shifted = _mat_t_vec(b, pq, g)
-        free = sparse.solve(b, lead, [b.emit(forces[i] + gamma * shifted[i]) for i in range(n)])
-        cols = [sparse.solve(b, lead, [pq[c][k] for k in range(n)]) for c in range(nm.m)]
-        w = [[cols[c][i] for c in range(nm.m)] for i in range(n)]
-    # S = Φ_q W (m × m)
-    s = [[b.emit(esum(pq[r][k] * w[k][c] for k in range(n))) for c in range(nm.m)]
-         for r in range(nm.m)]
-    rhs = [b.emit(esum(pq[r][k] * free[k] for k in range(n)) - g[r]) for r in range(nm.m)]
-    lam = sparse.solve(b, sparse.factor_auto(
-        b, s, semidefinite_tolerance=sparse.SEMIDEFINITE_TOLERANCE), rhs)
-    qdd = [b.emit(free[i] - esum(w[i][c] * lam[c] for c in range(nm.m))) for i in range(n)]
-    b.output("qdd", n, qdd, "natural accelerations")
+    qdd, lam, _, _ = _lagrange(b, nm, ev, q, qd, tau, opts.baumgarte)
+    b.output("qdd", nm.n, qdd, "natural accelerations")
     b.output("lam", nm.m, lam, "Lagrange multipliers")
     return b.build()
+
+
+def rk4_step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
+    """One classical Runge-Kutta step (order 4) of the index-1 equations (the Lagrange
+    multipliers of :func:`accelerations_program` without Baumgarte terms), then coordinate
+    projections onto the constraint manifold (Hairer, Lubich & Roche 1989; Hairer & Wanner
+    1996, §VII.2): ``PROJECTION_ITERATIONS`` chord Newton steps Δq = −W S⁻¹Φ in the metric A
+    (mass-orthogonal), then q̇ ← q̇ − W S⁻¹ Φ_q q̇, and the accelerations and multipliers at
+    the new state (the next step's first stage). The input ``qdd`` is the first stage (the
+    accelerations at (q, q̇), as returned by ``nc_accelerations`` with ``baumgarte`` 0 or by
+    the previous step); ``lam`` is not read (the same signature as ``nc_step``). Reference:
+    :func:`.solvers.rk4_step`."""
+    ev = _Evaluator(nm)
+    n, m = nm.n, nm.m
+    h = opts.step
+    b = ProgramBuilder("nc_step_rk4", f"one index-1 Runge-Kutta 4 step with projections, "
+                       f"h = {h:g} s")
+    q = b.input("q", n, "natural coordinates at t (assembled)")
+    qd = b.input("qd", n, "natural velocities at t (consistent)")
+    qdd = b.input("qdd", n, "natural accelerations at t (from nc_accelerations or the "
+                  "previous step)")
+    b.input("lam", m, "unused (the signature of nc_step)")
+    tau = b.input("tau", len(nm.actuated), "joint forces/torques over the step") \
+        if nm.actuated else []
+
+    def accel(qs, vs):
+        return _lagrange(b, nm, ev, qs, vs, tau, 0.0)[0]
+
+    def shift(x, dx, c):
+        return [b.emit(x[i] + c * dx[i]) for i in range(n)]
+
+    k1q, k1v = list(qd), list(qdd)
+    q2, v2 = shift(q, k1q, h / 2), shift(qd, k1v, h / 2)
+    k2q, k2v = v2, accel(q2, v2)
+    q3, v3 = shift(q, k2q, h / 2), shift(qd, k2v, h / 2)
+    k3q, k3v = v3, accel(q3, v3)
+    q4, v4 = shift(q, k3q, h), shift(qd, k3v, h)
+    k4q, k4v = v4, accel(q4, v4)
+    q1 = [b.emit(q[i] + (h / 6) * (k1q[i] + 2 * k2q[i] + 2 * k3q[i] + k4q[i]))
+          for i in range(n)]
+    v1 = [b.emit(qd[i] + (h / 6) * (k1v[i] + 2 * k2v[i] + 2 * k3v[i] + k4v[i]))
+          for i in range(n)]
+    pq = ev.phi_q(b, q1)
+    sd = _saddle(b, nm, pq)
+    for _ in range(PROJECTION_ITERATIONS):
+        dq = sd.correction(b, n, ev.phi(b, q1))
+        q1 = [b.emit(q1[i] + dq[i]) for i in range(n)]
+    pq = ev.phi_q(b, q1)
+    sd = _saddle(b, nm, pq)
+    dv = sd.correction(b, n, _mat_vec(b, pq, v1))
+    v1 = [b.emit(v1[i] + dv[i]) for i in range(n)]
+    a1, lam1, _, _ = _lagrange(b, nm, ev, q1, v1, tau, 0.0, (sd, pq))
+    b.output("q_next", n, q1, "natural coordinates at t + h (projected)")
+    b.output("qd_next", n, v1, "natural velocities at t + h (projected)")
+    b.output("qdd_next", n, a1, "natural accelerations at t + h")
+    b.output("lam_next", m, lam1, "Lagrange multipliers at t + h")
+    return b.build()
+
+
+#: Iterations of the position projection of :func:`rk4_step_program`: the residual after an
+#: RK4 step is O(h⁵); the first iteration is a Newton step (residual O(|Δq|²) after it, the
+#: constraints being quadratic), the second a chord step with the same Jacobian (O(|Δq|³)).
+PROJECTION_ITERATIONS = 2
 
 
 def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:

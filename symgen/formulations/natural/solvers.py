@@ -31,7 +31,9 @@ def lagrange_accelerations(
     tau: Array | None = None, params: Array | None = None,
 ) -> tuple[Array, Array]:
     """q̈ and λ from [[M, Φ_qᵀ], [Φ_q, 0]] [q̈; λ] = [Q; c − 2αΦ̇ − β²Φ], c = −Φ̇_q q̇
-    (book eq. 5.10, 5.28; α = β = 0: no stabilisation). Needs independent constraints."""
+    (book eq. 5.10, 5.28; α = β = 0: no stabilisation). Redundant constraints make the
+    matrix singular: the least-squares solution of the (consistent) system is then taken,
+    whose q̈ is the unique constrained acceleration (λ: the minimum-norm set)."""
     pq = nm.phi_q(q)
     n, m = nm.n, nm.m
     a = np.zeros((n + m, n + m))
@@ -42,7 +44,7 @@ def lagrange_accelerations(
         nm.generalized_forces(q, qd, tau, params),
         -nm.phi_q_dot_qdot(q, qd) - 2 * alpha * (pq @ qd) - beta**2 * nm.phi(q),
     ])
-    sol = np.linalg.solve(a, rhs)
+    sol = np.linalg.lstsq(a, rhs, rcond=None)[0]
     return sol[:n], sol[n:]
 
 
@@ -136,6 +138,72 @@ def trapezoidal_step(
     return q1, v1, a1, lam
 
 
+def rk4_step(
+    nm: NaturalModel, q: Array, qd: Array, qdd: Array, h: float, tau: Array | None = None,
+    params: Array | None = None, projection_iterations: int = 2,
+) -> tuple[Array, Array, Array, Array]:
+    """One classical Runge-Kutta step (order 4) of the index-1 equations
+    (:func:`lagrange_accelerations` without stabilisation; ``qdd`` is the first stage),
+    then the mass-orthogonal coordinate projection (Hairer & Wanner 1996, §VII.2):
+    Newton/chord steps Δq = −M⁻¹Φ_qᵀ S⁺ Φ, S = Φ_q M⁻¹ Φ_qᵀ (the Jacobian of the first
+    iterate), the velocity projection q̇ ← q̇ − M⁻¹Φ_qᵀ S⁺ Φ_q q̇ at the projected q, and the
+    accelerations and multipliers there. A singular M is replaced by M + γΦ_qᵀΦ_q (the
+    projections stay exact; see :func:`lagrange_accelerations`). Returns q, q̇, q̈, λ at
+    t + h."""
+    def accel(qs: Array, vs: Array) -> Array:
+        return _accelerations(nm, qs, vs, tau, params)[0]
+
+    k1q, k1v = qd, qdd
+    k2q = qd + h / 2 * k1v
+    k2v = accel(q + h / 2 * k1q, k2q)
+    k3q = qd + h / 2 * k2v
+    k3v = accel(q + h / 2 * k2q, k3q)
+    k4q = qd + h * k3v
+    k4v = accel(q + h * k3q, k4q)
+    q1 = q + h / 6 * (k1q + 2 * k2q + 2 * k3q + k4q)
+    v1 = qd + h / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
+    w, s_pinv = _range_space(nm, q1)
+    for _ in range(projection_iterations):
+        q1 = q1 - w @ (s_pinv @ nm.phi(q1))
+    w, s_pinv = _range_space(nm, q1)
+    v1 = v1 - w @ (s_pinv @ (nm.phi_q(q1) @ v1))
+    a1, lam1 = _accelerations(nm, q1, v1, tau, params)
+    return q1, v1, a1, lam1
+
+
+def _metric(nm: NaturalModel, pq: Array) -> tuple[Array, float]:
+    """(A, γ): A = M (γ = 0), or M + γΦ_qᵀΦ_q with γ = λ_max(M)/‖Φ_q(q₀)‖² when M is
+    singular (as the generated programs do)."""
+    m_ = np.asarray(nm.mass_matrix, float)
+    if nm.mass_matrix_regular:
+        return m_, 0.0
+    ref = nm.phi_q(nm.q0) if nm.q0 is not None else pq
+    gamma = float(np.linalg.eigvalsh(m_)[-1]) / max(float(np.linalg.norm(ref, 2)) ** 2, 1e-300)
+    return m_ + gamma * pq.T @ pq, gamma
+
+
+def _range_space(nm: NaturalModel, q: Array) -> tuple[Array, Array]:
+    """W = A⁻¹Φ_qᵀ and the pseudo-inverse of S = Φ_q W (redundant rows: rank-deficient S)."""
+    pq = nm.phi_q(q)
+    w = np.linalg.solve(_metric(nm, pq)[0], pq.T)
+    return w, np.linalg.pinv(pq @ w, rcond=1e-10, hermitian=True)
+
+
+def _accelerations(nm: NaturalModel, q: Array, qd: Array, tau: Array | None,
+                   params: Array | None) -> tuple[Array, Array]:
+    """q̈ and λ of the index-1 equations (no stabilisation) by the range-space (Schur)
+    method with a pseudo-inverse, so redundant constraints are allowed (λ: minimum norm).
+    With a singular M: A q̈ = Q + γΦ_qᵀg − Φ_qᵀλ, the same q̈ and λ since Φ_q q̈ = g."""
+    pq = nm.phi_q(q)
+    a, gamma = _metric(nm, pq)
+    g = -nm.phi_q_dot_qdot(q, qd)
+    forces = nm.generalized_forces(q, qd, tau, params) + gamma * pq.T @ g
+    free = np.linalg.solve(a, forces)
+    w = np.linalg.solve(a, pq.T)
+    lam = np.linalg.pinv(pq @ w, rcond=1e-10, hermitian=True) @ (pq @ free - g)
+    return free - w @ lam, lam
+
+
 def assemble(nm: NaturalModel, q_guess: Array, fixed: Sequence[int] = (),
              tol: float = 1e-12, max_iter: int = 50) -> Array:
     """Newton-Raphson on Φ(q) = 0 from a rough guess, in least-squares form (book eq. 3.15,
@@ -188,5 +256,6 @@ __all__ = [
     "augmented_lagrangian_accelerations",
     "consistent_velocities",
     "lagrange_accelerations",
+    "rk4_step",
     "trapezoidal_step",
 ]
