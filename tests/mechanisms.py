@@ -11,7 +11,7 @@ from symgen.model import Model, ModelBuilder
 G = 9.81
 
 
-def n_four_bar(n: int) -> Model:
+def n_four_bar(n: int, angle: float = math.pi / 4) -> Model:
     """A row of ``n`` parallelogram four-bars in the xy plane (gravity −9.81 along y).
 
     Every bar is 1 m long and 1 kg, a uniform rod (COM at mid-length, izz = m L²/12). The
@@ -22,7 +22,8 @@ def n_four_bar(n: int) -> Model:
     coupler_i (revolute at the tip of crank i); the loop joints ``close_i`` pin the end of
     coupler_i to the tip of crank i + 1. The tip of crank i (0 < i < n) is thus one pin of
     three bodies: coupler_{i−1}, coupler_i and crank_i. One degree of freedom: all cranks
-    stay parallel and the couplers translate.
+    stay parallel and the couplers translate. ``angle``: the cranks' assembled angle
+    (default 45°; 0 is the singular, horizontal position).
     """
     if n < 1:
         raise ValueError("n_four_bar needs at least one loop")
@@ -32,7 +33,7 @@ def n_four_bar(n: int) -> Model:
         b.body(f"crank_{i}", **rod)
     for i in range(n):
         b.body(f"coupler_{i}", **rod)
-    quarter = math.pi / 4
+    quarter = angle
     for i in range(n + 1):
         b.joint(f"pivot_{i}", "revolute", "ground", f"crank_{i}", xyz=(float(i), 0.0, 0.0),
                 rpy=(0.0, 0.0, quarter))

@@ -368,24 +368,23 @@ def factor_auto(b: ProgramBuilder, a: Sequence[Sequence[Expr]],
 def saddle_ordering(pattern: Pattern, n: int) -> tuple[int, ...]:
     """A minimum-degree ordering of the saddle-point matrix [[A, Jᵀ], [J, 0]] (unknowns
     0..n-1 the primal ones, n.. the multipliers) in which a multiplier is eliminated only
-    when no primal unknown is left among its neighbours in the elimination graph (fill
-    included): its pivot is then a diagonal entry of the Schur complement −J A⁻¹ Jᵀ (of the
-    constraints not yet eliminated), negative unless the constraint depends on the earlier
-    ones, at every configuration — the rule that makes the LDLᵀ of a KKT matrix without
-    pivoting exist when A is positive definite (the quasi-definite case of Vanderbei 1995;
-    minimum degree: George & Liu 1981 §5.1.1). Ties go to the smallest index."""
+    once every primal unknown of its own row of J is. Then the leading block eliminated up
+    to and including a multiplier is a KKT matrix [[A_EE, J_PEᵀ], [J_PE, 0]] whose
+    constraints P lie entirely in the eliminated primal set E: it is regular whenever A is
+    positive definite and those constraints are independent, so every multiplier pivot is
+    negative unless its constraint depends on earlier ones, at every configuration (the
+    quasi-definite argument of Vanderbei 1995; minimum degree: George & Liu 1981
+    §5.1.1). Ties go to the smallest index."""
     adj = [set(a) for a in pattern.adjacency()]
-
-    def eligible(v: int) -> bool:
-        return v < n or all(u >= n for u in adj[v])
-
-    heap = [(len(a), v) for v, a in enumerate(adj) if eligible(v)]
+    own = [{u for u in adj[v] if u < n} if v >= n else set() for v in range(pattern.n)]
+    waiting = [len(o) for o in own]
+    heap = [(len(adj[v]), v) for v in range(pattern.n) if v < n or waiting[v] == 0]
     heapq.heapify(heap)
     done = [False] * pattern.n
     order: list[int] = []
     while heap:
         deg, v = heapq.heappop(heap)
-        if done[v] or deg != len(adj[v]) or not eligible(v):
+        if done[v] or deg != len(adj[v]):
             continue
         done[v] = True
         order.append(v)
@@ -394,11 +393,14 @@ def saddle_ordering(pattern: Pattern, n: int) -> tuple[int, ...]:
             au = adj[u]
             au.discard(v)
             au.update(w for w in nbrs if w != u)
-            if eligible(u):
+            if v in own[u]:
+                waiting[u] -= 1
+            if u < n or waiting[u] == 0:
                 heapq.heappush(heap, (len(au), u))
         adj[v] = set()
     if len(order) != pattern.n:
-        raise SymgenError("saddle-point ordering: a multiplier touches no primal unknown")
+        raise SymgenError("saddle-point ordering: a multiplier's primal unknowns never all "
+                          "became eliminated")
     return tuple(order)
 
 

@@ -77,21 +77,19 @@ def element_forces(nm: NaturalModel, elements: Sequence[ForceElement]) -> list[s
     parameter symbols left in the elements' values)."""
     total = [sympy.Integer(0)] * nm.n
     springs = []
-    index = {name: j for j, name in enumerate(nm.joint_coordinates)}
     for e in elements:
         if isinstance(e, PointSpring):
             ra, wa = _point(nm.modeller, e.body_a, e.point_a)
             rb, wb = _point(nm.modeller, e.body_b, e.point_b)
             springs.append((ra, rb, e, _assembled_length(wa, wb)))
             continue
-        if e.joint not in index:
+        if e.joint not in nm.joint_coordinates:
             raise SymgenError(
                 f"{describe(e)}: joint {e.joint!r} has no natural-coordinate joint coordinate "
                 "(joint springs and actuators act on 1-DOF revolute, continuous or prismatic "
                 "joints)"
             )
-        j = index[e.joint]
-        grad = nm.joint_gradients[j]
+        grad = nm.joint_gradient(e.joint)
         if isinstance(e, JointSpring):
             theta = nm.joint_coordinates[e.joint].expr
             rate = sum((g * v for g, v in zip(grad, nm._rate_symbols, strict=True)),

@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -267,10 +268,10 @@ def _schur_cost(nm: NaturalModel) -> int:
     return 2 * nm.n * nnz + 2 * nm.m * nnz + nm.m ** 3 // 3
 
 
-def _use_sparse_saddle(nm: NaturalModel) -> bool:
-    """True when the sparse LDLᵀ of the saddle-point matrix (symbolic count, factor and
-    one solve) costs fewer operations than the range-space factorization."""
-    key = "_sparse_saddle"
+def _saddle_cost(nm: NaturalModel) -> int:
+    """Operations of the sparse LDLᵀ of the saddle-point matrix and one solve (symbolic
+    count, :func:`.sparse.operation_count`, in the order of :func:`.sparse.saddle_ordering`)."""
+    key = "_saddle_cost"
     if key not in nm.__dict__:
         n, m = nm.n, nm.m
         pq = nm.phi_q(nm.q0)
@@ -280,10 +281,15 @@ def _use_sparse_saddle(nm: NaturalModel) -> bool:
                  + tuple(n + r for r in range(m) if pq[r, j] != 0) for j in range(n)]
         lower += [() for _ in range(m)]
         pattern = sparse.Pattern(n + m, tuple(lower), tuple([True] * n + [False] * m))
-        perm = sparse.saddle_ordering(pattern, n)
-        cost = sparse.operation_count(pattern, perm).total
-        nm.__dict__[key] = cost < _schur_cost(nm)
+        nm.__dict__[key] = sparse.operation_count(pattern,
+                                                  sparse.saddle_ordering(pattern, n)).total
     return nm.__dict__[key]
+
+
+def _use_sparse_saddle(nm: NaturalModel) -> bool:
+    """True when the sparse LDLᵀ of the saddle-point matrix costs fewer operations than the
+    range-space factorization."""
+    return _saddle_cost(nm) < _schur_cost(nm)
 
 
 def _saddle(b: ProgramBuilder, nm: NaturalModel, pq) -> _Saddle:
@@ -444,7 +450,10 @@ def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
     ev = _Evaluator(nm)
     n, m = nm.n, nm.m
     h = opts.step
-    alpha = [float(x) for x in opts.penalty(nm).alpha]
+    choice = opts.penalty(nm)
+    if choice.warning:
+        warnings.warn(choice.warning, stacklevel=2)
+    alpha = [float(x) for x in choice.alpha]
     mu = opts.damping
     beta = [a * (1 + 2 * mu / h) for a in alpha]
     mm = _const(nm.mass_matrix)

@@ -18,6 +18,16 @@ from typing import Any
 import numpy as np
 import sympy
 
+from .derivatives import gradient, sparse_gradient
+from .evaluate import Unsupported, jacobian_at
+
+
+def _dot(a: Sequence[sympy.Expr], b: Sequence[sympy.Expr]) -> sympy.Expr:
+    """a·b as sympy's matrix product of a row and a column builds it (0 when empty)."""
+    if not a:
+        return sympy.S.Zero
+    return (sympy.Matrix(1, len(a), list(a)) * sympy.Matrix(len(b), 1, list(b)))[0, 0]
+
 
 @dataclass(frozen=True)
 class JointCoordinate:
@@ -30,7 +40,7 @@ class JointCoordinate:
     offset: float = 0.0
     sign: float = 1.0
 
-    @property
+    @cached_property
     def expr(self) -> sympy.Expr:
         if self.kind == "angle":
             s, c = self.parts
@@ -111,24 +121,53 @@ class NaturalModel:
         return [parameter_symbol(name) for name in self.force_parameters]
 
     @cached_property
+    def _index(self) -> dict[sympy.Symbol, int]:
+        """Position of every coordinate symbol."""
+        return {s: i for i, s in enumerate(self.symbols)}
+
+    @cached_property
+    def _jacobian_rows(self) -> list[list[tuple[int, sympy.Expr]]]:
+        """The non-zero entries (column, ∂Φ_i/∂q_j) of every row of Φ_q: a constraint
+        involves a few coordinates, and ∂Φ_i/∂q_j = 0 for the others."""
+        return [sparse_gradient(c, self._index) for c in self.constraints]
+
+    @cached_property
     def jacobian(self) -> sympy.Matrix:
         """Φ_q (m × n): linear in q, since Φ is at most quadratic."""
-        return sympy.Matrix(self.constraints).jacobian(self.symbols)
+        out = sympy.zeros(self.m, self.n)
+        for r, row in enumerate(self._jacobian_rows):
+            for c, d in row:
+                out[r, c] = d
+        return out
 
     @cached_property
     def jacobian_dot_qdot(self) -> sympy.Matrix:
-        """Φ̇_q q̇ = (∂(Φ_q q̇)/∂q) q̇: quadratic in q̇ and constant in q (Φ_qq is constant)."""
-        qd = sympy.Matrix(self._rate_symbols)
-        velocity = self.jacobian * qd
-        return velocity.jacobian(self.symbols) * qd
+        """Φ̇_q q̇ = (∂(Φ_q q̇)/∂q) q̇: quadratic in q̇ and constant in q (Φ_qq is constant).
+        Row by row over the coordinates of each constraint (the other columns are zero)."""
+        qd = self._rate_symbols
+        out = []
+        for row in self._jacobian_rows:
+            velocity = _dot([d for _, d in row], [qd[c] for c, _ in row])
+            hessian = sparse_gradient(velocity, self._index)
+            out.append(_dot([d for _, d in hessian], [qd[c] for c, _ in hessian]))
+        return sympy.Matrix(self.m, 1, out)
 
     @cached_property
-    def _numeric(self) -> tuple[Callable, Callable, Callable]:
-        q, qd = self.symbols, self._rate_symbols
-        phi = sympy.lambdify([q], sympy.Matrix(self.constraints), "numpy")
-        jac = sympy.lambdify([q], self.jacobian, "numpy")
-        jdq = sympy.lambdify([q, qd], self.jacobian_dot_qdot, "numpy")
-        return phi, jac, jdq
+    def _phi_function(self) -> Callable:
+        return sympy.lambdify([self.symbols], sympy.Matrix(self.constraints), "numpy")
+
+    @cached_property
+    def _jacobian_function(self) -> tuple[Callable, np.ndarray, np.ndarray]:
+        """The non-zero entries of Φ_q as one function of q, and their rows and columns."""
+        cells = [(r, c, d) for r, row in enumerate(self._jacobian_rows) for c, d in row]
+        rows = np.array([r for r, _, _ in cells], dtype=int)
+        cols = np.array([c for _, c, _ in cells], dtype=int)
+        return sympy.lambdify([self.symbols], [d for _, _, d in cells], "numpy"), rows, cols
+
+    @cached_property
+    def _jdq_function(self) -> Callable:
+        return sympy.lambdify([self.symbols, self._rate_symbols], self.jacobian_dot_qdot,
+                              "numpy")
 
     @cached_property
     def actuated(self) -> list[str]:
@@ -138,8 +177,18 @@ class NaturalModel:
     @cached_property
     def joint_gradients(self) -> list[list[sympy.Expr]]:
         """∂θ_j/∂q for every joint coordinate (rows)."""
-        return [[sympy.diff(jc.expr, s) for s in self.symbols]
-                for jc in self.joint_coordinates.values()]
+        return [self.joint_gradient(name) for name in self.joint_coordinates]
+
+    @cached_property
+    def _joint_gradient_rows(self) -> dict[str, list[sympy.Expr]]:
+        return {}
+
+    def joint_gradient(self, name: str) -> list[sympy.Expr]:
+        """∂θ/∂q of joint ``name`` (its row of :attr:`joint_gradients`), built on first use."""
+        rows = self._joint_gradient_rows
+        if name not in rows:
+            rows[name] = gradient(self.joint_coordinates[name].expr, self.symbols)
+        return rows[name]
 
     @cached_property
     def _force_function(self) -> Callable:
@@ -171,20 +220,43 @@ class NaturalModel:
 
     def phi(self, q: Sequence[float]) -> np.ndarray:
         """Φ(q)."""
-        return np.asarray(self._numeric[0](np.asarray(q, float)), float).reshape(self.m)
+        return np.asarray(self._phi_function(np.asarray(q, float)), float).reshape(self.m)
 
     def phi_q(self, q: Sequence[float]) -> np.ndarray:
         """Φ_q(q), m × n."""
-        return np.asarray(self._numeric[1](np.asarray(q, float)), float).reshape(self.m, self.n)
+        fn, rows, cols = self._jacobian_function
+        out = np.zeros((self.m, self.n))
+        out[rows, cols] = np.asarray(fn(np.asarray(q, float)), float).reshape(-1)
+        return out
 
     def phi_q_dot_qdot(self, q: Sequence[float], qd: Sequence[float]) -> np.ndarray:
         """Φ̇_q q̇."""
-        out = self._numeric[2](np.asarray(q, float), np.asarray(qd, float))
+        out = self._jdq_function(np.asarray(q, float), np.asarray(qd, float))
         return np.asarray(out, float).reshape(self.m)
+
+    def _jacobian_at(self, q: Sequence[float]) -> np.ndarray:
+        """Φ_q at one q, evaluated from the constraints' trees (:mod:`.evaluate`) unless the
+        lambdified Φ_q exists already."""
+        if "_jacobian_function" not in self.__dict__:
+            try:
+                return jacobian_at(self.constraints, q, self._index, self.n)
+            except Unsupported:
+                pass
+        return self.phi_q(q)
+
+    def joint_gradient_values(self, q: Sequence[float]) -> np.ndarray:
+        """∂θ_j/∂q at q (one row per entry of :attr:`actuated`): the numbers of
+        :attr:`joint_gradients`, evaluated without building them."""
+        exprs = [jc.expr for jc in self.joint_coordinates.values()]
+        try:
+            return jacobian_at(exprs, q, self._index, self.n)
+        except Unsupported:
+            fn = sympy.lambdify([self.symbols], self.joint_gradients, "numpy")
+            return np.asarray(fn(np.asarray(q, float)), float).reshape(len(exprs), self.n)
 
     def rank(self, q: Sequence[float], tol: float = 1e-9) -> int:
         """Numerical rank of Φ_q at q (independent constraints there)."""
-        s = np.linalg.svd(self.phi_q(q), compute_uv=False)
+        s = np.linalg.svd(self._jacobian_at(q), compute_uv=False)
         return int(np.sum(s > tol * max(s.max(initial=0.0), 1.0)))
 
     @cached_property
@@ -240,9 +312,8 @@ def check_inertia(nm: NaturalModel, modeller) -> None:
     moving = []
     for b, body in enumerate(model.bodies):
         rot, origin = modeller.body_pose_expr(b)
-        pose = sympy.Matrix([*sympy.Matrix(rot), *sympy.Matrix(origin)])
-        jac = sympy.lambdify([nm.symbols], pose.jacobian(nm.symbols), "numpy")
-        rate = np.asarray(jac(np.asarray(nm.q0, float)), float).reshape(len(pose), nm.n) @ free
+        pose = [*sympy.Matrix(rot), *sympy.Matrix(origin)]
+        rate = jacobian_at(pose, nm.q0, nm._index, nm.n) @ free
         if np.max(np.abs(rate), initial=0.0) > 1e-9:
             moving.append(body)
     names = ", ".join(f"'{b.name}'" for b in moving) or "(none)"
@@ -304,11 +375,19 @@ def assembly_poses(model) -> dict[str, np.ndarray]:
 
 
 def coordinate_reader(nm: NaturalModel, jc: JointCoordinate) -> Callable[[np.ndarray], float]:
-    """A numeric function q → the joint coordinate (atan2 of the two products for angles)."""
-    fn = sympy.lambdify([nm.symbols], list(jc.parts), "numpy")
+    """A numeric function q → the joint coordinate (atan2 of the two products for angles).
+    The parts are lambdified at the first call, over the coordinates they involve."""
+    compiled: list[tuple[np.ndarray, Callable]] = []
 
     def read(qv) -> float:
-        parts = [float(x) for x in fn(np.asarray(qv, float))]
+        if not compiled:
+            index = nm._index
+            used = sorted({s for p in jc.parts for s in p.free_symbols if s in index},
+                          key=index.__getitem__)
+            columns = np.array([index[s] for s in used], dtype=int)
+            compiled.append((columns, sympy.lambdify(used, list(jc.parts), "numpy")))
+        columns, fn = compiled[0]
+        parts = [float(x) for x in fn(*np.asarray(qv, float)[columns])]
         if jc.kind == "angle":
             return jc.sign * (float(np.arctan2(parts[0], parts[1])) - jc.offset)
         return parts[0] - jc.offset
@@ -328,15 +407,22 @@ def spring_forces(
     a model's ``PointSpring``) gives k, c and L₀ (None: the assembled length), numbers or
     parameter symbols."""
     total = [sympy.Integer(0)] * len(symbols)
+    position = {s: i for i, s in enumerate(symbols)}
     for ra, rb, spring, assembled in springs:
         d = sympy.Matrix(rb - ra)
-        jac = d.jacobian(list(symbols))
+        # D's columns of the coordinates d involves (the others are zero)
+        used = sorted({position[s] for s in d.free_symbols if s in position})
+        if not used:  # both points fixed: no generalized force
+            continue
+        jac = d.jacobian([symbols[i] for i in used])
         length = sympy.sqrt(d.dot(d))
-        rate = d.dot(jac * sympy.Matrix(list(rates))) / length
+        rate = d.dot(jac * sympy.Matrix([rates[i] for i in used])) / length
         rest = assembled if spring.rest_length is None else spring.rest_length
         force = spring.stiffness * (length - rest) + spring.damping * rate
-        grad = [d.dot(jac[:, s]) / length for s in range(len(symbols))]
-        total = [t - force * g if g != 0 else t for t, g in zip(total, grad, strict=True)]
+        for k, i in enumerate(used):
+            g = d.dot(jac[:, k]) / length
+            if g != 0:
+                total[i] = total[i] - force * g
     return total
 
 

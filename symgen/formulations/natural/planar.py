@@ -94,6 +94,7 @@ class PlanarModeller:
         self.constraint_names: list[str] = []
         self.prismatic: list[tuple] = []
         self.revolute: list[tuple] = []
+        self._x_axes: dict[int, tuple[sympy.Matrix, np.ndarray]] = {}
 
     # ------------------------------------------------------------------ points
     def _body_name(self, body: int) -> str:
@@ -284,8 +285,11 @@ class PlanarModeller:
         return a1 * e + a2 * _n(e)
 
     def _frame_x(self, body: int, r) -> tuple[sympy.Matrix, np.ndarray]:
-        rot, _ = _pose2(self.poses, self._body_name(body))
-        return self._direction(body, rot[:, 0], r), rot[:, 0]
+        """The body's x axis (built once per body: every joint of the body reads it)."""
+        if body not in self._x_axes:
+            rot, _ = _pose2(self.poses, self._body_name(body))
+            self._x_axes[body] = (self._direction(body, rot[:, 0], r), rot[:, 0])
+        return self._x_axes[body]
 
     def _prismatic(self, joint, parent, child, pp, pc, r) -> None:
         prot, _ = _pose2(self.poses, self._body_name(parent))
