@@ -180,21 +180,31 @@ def _const(m: np.ndarray) -> list[list[float]]:
     return [[float(x) for x in row] for row in m]
 
 
+def _is_zero(e) -> bool:
+    return e is ZERO or (isinstance(e, (int, float)) and e == 0)
+
+
 def _gram(b, a, weight) -> list[list[Expr]]:
     """aᵀ W a with W = weight·I (a number) or diag(weight) (one per row of a); symmetric,
-    upper triangle emitted."""
+    upper triangle emitted. Only the pairs of columns that share a row of a's fixed
+    sparsity pattern are formed (generation speed on long chains)."""
     n = len(a[0])
     rows = len(a)
     w = [float(x) for x in weight] if np.ndim(weight) else [float(weight)] * rows
     uniform = np.ndim(weight) == 0
-    upper = {}
-    for i in range(n):
-        for j in range(i, n):
-            if uniform:
-                upper[i, j] = b.emit(w[0] * esum(a[k][i] * a[k][j] for k in range(rows)))
-            else:
-                upper[i, j] = b.emit(esum(w[k] * a[k][i] * a[k][j] for k in range(rows)))
-    return [[upper[min(i, j), max(i, j)] for j in range(n)] for i in range(n)]
+    shared: dict[tuple[int, int], list[int]] = {}
+    for k in range(rows):
+        support = [c for c in range(n) if not _is_zero(a[k][c])]
+        for x, i in enumerate(support):
+            for j in support[x:]:
+                shared.setdefault((i, j), []).append(k)
+    upper: dict[tuple[int, int], Expr] = {}
+    for (i, j), ks in sorted(shared.items()):
+        if uniform:
+            upper[i, j] = b.emit(w[0] * esum(a[k][i] * a[k][j] for k in ks))
+        else:
+            upper[i, j] = b.emit(esum(w[k] * a[k][i] * a[k][j] for k in ks))
+    return [[upper.get((min(i, j), max(i, j)), ZERO) for j in range(n)] for i in range(n)]
 
 
 def mass_matrix_program(nm: NaturalModel) -> Program:
@@ -467,6 +477,7 @@ def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
     hat_d = [b.emit(qd[i] + (2 / h) * q[i]) for i in range(n)]
     hat_dd = [b.emit(qdd[i] + (4 / h) * qd[i] + (4 / h**2) * q[i]) for i in range(n)]
     q1 = [b.emit(q[i] + h * qd[i] + 0.5 * h * h * qdd[i]) for i in range(n)]
+    tangent = None
     for _ in range(opts.iterations):
         v1 = [b.emit((2 / h) * q1[i] - hat_d[i]) for i in range(n)]
         a1 = [b.emit((4 / h**2) * q1[i] - hat_dd[i]) for i in range(n)]
@@ -478,10 +489,11 @@ def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
         ma = _mat_vec(b, mm, a1)
         forces = ev.forces(b, q1, v1, tau)
         f = [b.emit(ma[i] + force[i] - forces[i]) for i in range(n)]
-        gram = _gram(b, pq, beta)
-        tangent = [[b.emit((4 / h**2) * mm[i][j] + gram[i][j]) for j in range(n)]
-                   for i in range(n)]
-        step = sparse.solve(b, sparse.factor_auto(b, tangent), f)
+        if tangent is None:  # modified Newton: the quasi-tangent at the predictor
+            gram = _gram(b, pq, beta)
+            tangent = sparse.factor_auto(b, [[b.emit((4 / h**2) * mm[i][j] + gram[i][j])
+                                              for j in range(n)] for i in range(n)])
+        step = sparse.solve(b, tangent, f)
         q1 = [b.emit(q1[i] - step[i]) for i in range(n)]
         v1 = [b.emit((2 / h) * q1[i] - hat_d[i]) for i in range(n)]
         phi = ev.phi(b, q1)
@@ -515,12 +527,15 @@ def joint_values_program(nm: NaturalModel) -> Program | None:
     q = b.input("q", nm.n, "natural coordinates")
     qd = b.input("qd", nm.n, "natural velocities")
     mp = {s: q[i] for i, s in enumerate(nm.symbols)}
+    position = {s: i for i, s in enumerate(nm.symbols)}
     values, rates = [], []
     for jc in nm.joint_coordinates.values():
         comp = [b.emit(from_sympy(p, mp)) for p in jc.parts]
-        dots = [b.emit(esum(from_sympy(sympy.diff(p, s), mp) * qd[i]
-                            for i, s in enumerate(nm.symbols) if sympy.diff(p, s) != 0))
-                for p in jc.parts]
+        dots = []
+        for p in jc.parts:
+            own = sorted(p.free_symbols & position.keys(), key=position.__getitem__)
+            dots.append(b.emit(esum(from_sympy(sympy.diff(p, x), mp) * qd[position[x]]
+                                    for x in own if sympy.diff(p, x) != 0)))
         if jc.kind == "angle":
             s, c = comp
             values.append(b.emit(jc.sign * (atan2(s, c) - jc.offset)))
@@ -536,19 +551,36 @@ def joint_values_program(nm: NaturalModel) -> Program | None:
 def independent_joints(nm: NaturalModel) -> list[str]:
     """1-DOF joints whose coordinates complete the constraints at assembly: chosen in order,
     each kept when it raises the rank of [Φ_q; ∇θ] (the mechanism's independent set)."""
+    if "_independent_joints" in nm.__dict__:
+        return list(nm.__dict__["_independent_joints"])
     rows = [nm.phi_q(nm.q0)]
     chosen = []
     rank = nm.rank(nm.q0)
-    grads = sympy.lambdify([nm.symbols], nm.joint_gradients, "numpy") if nm.actuated else None
-    values = np.asarray(grads(nm.q0), float).reshape(len(nm.actuated), nm.n) if grads else []
-    for name, row in zip(nm.actuated, values, strict=True):
+    for name, row in zip(nm.actuated, _joint_gradients_at(nm, nm.q0), strict=True):
         trial = np.vstack([*rows, row])
         r = int(np.linalg.matrix_rank(trial, tol=1e-9 * max(np.abs(trial).max(), 1.0)))
         if r > rank:
             rows.append(row[None, :])
             chosen.append(name)
             rank = r
+    nm.__dict__["_independent_joints"] = tuple(chosen)
     return chosen
+
+
+def _joint_gradients_at(nm: NaturalModel, q: np.ndarray) -> np.ndarray:
+    """∂θ_j/∂q of every 1-DOF joint at q (rows), each joint's expression lambdified over its
+    own few coordinates only (generation speed on large models)."""
+    position = {s: i for i, s in enumerate(nm.symbols)}
+    out = np.zeros((len(nm.actuated), nm.n))
+    for j, jc in enumerate(nm.joint_coordinates.values()):
+        own = sorted(jc.expr.free_symbols & position.keys(), key=position.__getitem__)
+        if not own:
+            continue
+        grad = sympy.lambdify([own], [sympy.diff(jc.expr, x) for x in own], "numpy")
+        values = grad([float(q[position[x]]) for x in own])
+        for x, v in zip(own, values, strict=True):
+            out[j, position[x]] = float(v)
+    return out
 
 
 def velocities_program(nm: NaturalModel) -> Program | None:

@@ -19,7 +19,7 @@ import numpy as np
 import sympy
 
 from .derivatives import gradient, sparse_gradient
-from .evaluate import Unsupported, jacobian_at
+from .evaluate import Unsupported, jacobian_at, value_and_gradient
 
 
 def _dot(a: Sequence[sympy.Expr], b: Sequence[sympy.Expr]) -> sympy.Expr:
@@ -244,15 +244,42 @@ class NaturalModel:
                 pass
         return self.phi_q(q)
 
+    @cached_property
+    def _part_gradient_rows(self) -> dict[str, list[list[tuple[int, sympy.Expr]]]]:
+        return {}
+
+    def part_gradients(self, name: str) -> list[list[tuple[int, sympy.Expr]]]:
+        """For each part (s, c or d) of joint ``name``'s coordinate, its non-zero partial
+        derivatives (position, ∂part/∂q_position) in position order: the expressions
+        ``sympy.diff`` gives, built on first use."""
+        rows = self._part_gradient_rows
+        if name not in rows:
+            rows[name] = [sparse_gradient(p, self._index)
+                          for p in self.joint_coordinates[name].parts]
+        return rows[name]
+
     def joint_gradient_values(self, q: Sequence[float]) -> np.ndarray:
         """∂θ_j/∂q at q (one row per entry of :attr:`actuated`): the numbers of
-        :attr:`joint_gradients`, evaluated without building them."""
-        exprs = [jc.expr for jc in self.joint_coordinates.values()]
-        try:
-            return jacobian_at(exprs, q, self._index, self.n)
-        except Unsupported:
-            fn = sympy.lambdify([self.symbols], self.joint_gradients, "numpy")
-            return np.asarray(fn(np.asarray(q, float)), float).reshape(len(exprs), self.n)
+        :attr:`joint_gradients`, evaluated from the parts of each coordinate (for an angle
+        ∇θ = sign·(c∇s − s∇c)/(s² + c²)) without building the derivatives."""
+        out = np.zeros((len(self.joint_coordinates), self.n))
+        for row, (name, jc) in zip(out, self.joint_coordinates.items(), strict=True):
+            try:
+                parts = [value_and_gradient(p, q, self._index) for p in jc.parts]
+            except Unsupported:
+                fn = sympy.lambdify([self.symbols], self.joint_gradient(name), "numpy")
+                row[:] = np.asarray(fn(np.asarray(q, float)), float).reshape(self.n)
+                continue
+            if jc.kind == "angle":
+                (s, gs), (c, gc) = parts
+                scale = jc.sign / (s * s + c * c)
+                weights = ((gs, scale * c), (gc, -scale * s))
+            else:
+                weights = ((parts[0][1], 1.0),)
+            for grad, w in weights:
+                for i, v in grad.items():
+                    row[i] += w * v
+        return out
 
     def rank(self, q: Sequence[float], tol: float = 1e-9) -> int:
         """Numerical rank of Φ_q at q (independent constraints there)."""

@@ -262,8 +262,10 @@ _kernel("nc_step_rk4", "one index-1 Runge-Kutta 4 step with projections (high ac
          Output("qdd_next", _n, "natural accelerations at t + h"),
          Output("lam_next", _m, "Lagrange multipliers at t + h")),
         lambda c: nk.rk4_step_program(c.nm, c.options), reference=_rk4, float_check=False,
+        default=False,
         doc="Fourth order: for accuracy on regular motions (no singular positions); the "
-        "trapezoidal nc_step is the robust default (singular positions, stiffness).")
+        "trapezoidal nc_step is the robust default (singular positions, stiffness). Not in "
+        "the default set (name it): four saddle-point solves per step.")
 _kernel("nc_assemble", "assembly: Newton-Raphson on Φ(q) = 0 from a guess", ("q",),
         (Output("q_assembled", _n, "assembled natural coordinates"),),
         lambda c: nk.assemble_program(c.nm, c.options))
