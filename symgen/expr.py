@@ -450,15 +450,27 @@ def is_atom(e: Expr) -> bool:
 
 
 # ---------------------------------------------------------------------- sympy bridge
-def from_sympy(x: sympy.Basic, mapping: Mapping[sympy.Symbol, Expr]) -> Expr:
-    """A sympy expression of parameters as an :class:`Expr` (``mapping``: symbol → Expr)."""
+def from_sympy(x: sympy.Basic, mapping: Mapping[sympy.Symbol, Expr],
+               memo: dict | None = None) -> Expr:
+    """A sympy expression of parameters as an :class:`Expr` (``mapping``: symbol → Expr);
+    ``memo`` caches the conversion of repeated subtrees within one call."""
+    if memo is None:
+        memo = {}
+    if x in memo:
+        return memo[x]
+    out = _from_sympy(x, mapping, memo)
+    memo[x] = out
+    return out
+
+
+def _from_sympy(x: sympy.Basic, mapping: Mapping[sympy.Symbol, Expr], memo: dict) -> Expr:
     if x.is_Number or (x.is_number and x.is_real):  # numbers and constants such as pi
         return Num(float(x))
     if x.is_Symbol:
         if x in mapping:
             return mapping[x]
         raise ValueError(f"no value for symbol {x} in a model expression")
-    args = [from_sympy(a, mapping) for a in x.args] if not x.is_Pow else []
+    args = [from_sympy(a, mapping, memo) for a in x.args] if not x.is_Pow else []
     if x.is_Add:
         return esum(args)
     if x.is_Mul:
@@ -468,14 +480,14 @@ def from_sympy(x: sympy.Basic, mapping: Mapping[sympy.Symbol, Expr]) -> Expr:
         return out
     if x.is_Pow:
         base, exp = x.args
-        b = from_sympy(base, mapping)
+        b = from_sympy(base, mapping, memo)
         if exp.is_Integer:
             return power(b, int(exp))
         if exp == sympy.S.Half:
             return sqrt(b)
         if exp == -sympy.S.Half:
             return inv(sqrt(b))
-        return call("pow", b, from_sympy(exp, mapping))
+        return call("pow", b, from_sympy(exp, mapping, memo))
     if isinstance(x, sympy.atan2):
         return call("atan2", *args)
     if isinstance(x, sympy.Abs):

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import sympy
 from sympy.core.basic import Basic
+from sympy.core.function import ArgumentIndexError
 from sympy.ntheory.multinomial import multinomial_coefficients_iterator
 
 _ZERO = sympy.S.Zero
@@ -61,7 +62,10 @@ def derivative(expr: sympy.Expr, s: sympy.Symbol, _fdiff: dict | None = None) ->
             if da.is_zero:
                 continue
             if (expr, i) not in _fdiff:
-                _fdiff[expr, i] = expr.fdiff(i)
+                try:
+                    _fdiff[expr, i] = expr.fdiff(i)
+                except ArgumentIndexError:
+                    _fdiff[expr, i] = sympy.Function.fdiff(expr, i)
             terms.append(_fdiff[expr, i] * da)
         return sympy.Add(*terms)
     return sympy.diff(expr, s)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
-from ...expr import ZERO, Expr, as_expr, atan2, esum, from_sympy
+from ...expr import ZERO, Expr, Num, as_expr, atan2, esum, from_sympy
 from ...program import Program, ProgramBuilder
 from .. import sparse
 from .forces import add_force_elements, element_forces, params_input
@@ -97,9 +97,10 @@ class _Evaluator:
             total = [b.emit(t + from_sympy(e, mp)) for t, e in zip(total, nm.spring_forces,
                                                                    strict=True)]
         planar = _planar_joint_torques(nm)
-        for j, grad in enumerate(nm.joint_gradients):
+        for j, name in enumerate(nm.actuated):
             if j in planar:
                 continue
+            grad = nm.joint_gradient(name)
             total = [b.emit(t + tau[j] * from_sympy(g, mp)) if g != 0 else t
                      for t, g in zip(total, grad, strict=True)]
         if planar:
@@ -181,7 +182,7 @@ def _const(m: np.ndarray) -> list[list[float]]:
 
 
 def _is_zero(e) -> bool:
-    return e is ZERO or (isinstance(e, (int, float)) and e == 0)
+    return (isinstance(e, Num) and e.value == 0.0) or (isinstance(e, (int, float)) and e == 0)
 
 
 def _gram(b, a, weight) -> list[list[Expr]]:
@@ -596,9 +597,8 @@ def velocities_program(nm: NaturalModel) -> Program | None:
     q = b.input("q", nm.n, "natural coordinates (assembled)")
     zd = b.input("zd", len(chosen), "rates of " + ", ".join(chosen))
     mp = {s: q[i] for i, s in enumerate(nm.symbols)}
-    index = {name: k for k, name in enumerate(nm.actuated)}
     g = [[b.emit(from_sympy(e, mp)) if e != 0 else ZERO
-          for e in nm.joint_gradients[index[name]]] for name in chosen]
+          for e in nm.joint_gradient(name)] for name in chosen]
     pq = ev.phi_q(b, q)
     normal = [[b.emit(x + y) for x, y in zip(r1, r2, strict=True)]
               for r1, r2 in zip(_gram(b, pq, 1.0), _gram(b, g, 1.0), strict=True)]

@@ -61,7 +61,11 @@ class NaturalFormulation:
 
     def frames(self, kernel: Kernel, context: NaturalContext) -> list[str | None]:
         probe = _OPTIONAL.get(kernel.name)
-        return [] if probe is not None and probe(context.nm) is None else [None]
+        if probe is None:
+            return [None]
+        if kernel.name not in context.derived:  # derived once: the probe is the program
+            context.derived[kernel.name] = probe(context.nm)
+        return [] if context.derived[kernel.name] is None else [None]
 
     def candidates(self, kernel: Kernel, context: NaturalContext, name: str,
                    frame: str | None, options: Any) -> list[tuple[str, Program]]:
@@ -276,10 +280,10 @@ _kernel("nc_body_poses", "world pose [R | p] (3×4) of every body", ("q",),
 _kernel("nc_joint_values", "joint angles/displacements and rates", ("q", "qd"),
         (Output("values", _joints, "joint angles / displacements"),
          Output("rates", _joints, "their rates")),
-        lambda c: nk.joint_values_program(c.nm))
+        lambda c: c.derived.get("nc_joint_values") or nk.joint_values_program(c.nm))
 _kernel("nc_velocities", "consistent velocities from the independent joint rates", ("q", "zd"),
         (Output("qd", _n, "natural velocities"),),
-        lambda c: nk.velocities_program(c.nm))
+        lambda c: c.derived.get("nc_velocities") or nk.velocities_program(c.nm))
 
 
 __all__ = ["FORMULATION", "NaturalContext", "NaturalFormulation", "NaturalQuery",
