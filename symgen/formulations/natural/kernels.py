@@ -478,7 +478,6 @@ def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
     hat_d = [b.emit(qd[i] + (2 / h) * q[i]) for i in range(n)]
     hat_dd = [b.emit(qdd[i] + (4 / h) * qd[i] + (4 / h**2) * q[i]) for i in range(n)]
     q1 = [b.emit(q[i] + h * qd[i] + 0.5 * h * h * qdd[i]) for i in range(n)]
-    tangent = None
     for _ in range(opts.iterations):
         v1 = [b.emit((2 / h) * q1[i] - hat_d[i]) for i in range(n)]
         a1 = [b.emit((4 / h**2) * q1[i] - hat_dd[i]) for i in range(n)]
@@ -490,11 +489,10 @@ def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
         ma = _mat_vec(b, mm, a1)
         forces = ev.forces(b, q1, v1, tau)
         f = [b.emit(ma[i] + force[i] - forces[i]) for i in range(n)]
-        if tangent is None:  # modified Newton: the quasi-tangent at the predictor
-            gram = _gram(b, pq, beta)
-            tangent = sparse.factor_auto(b, [[b.emit((4 / h**2) * mm[i][j] + gram[i][j])
-                                              for j in range(n)] for i in range(n)])
-        step = sparse.solve(b, tangent, f)
+        gram = _gram(b, pq, beta)
+        tangent = [[b.emit((4 / h**2) * mm[i][j] + gram[i][j]) for j in range(n)]
+                   for i in range(n)]
+        step = sparse.solve(b, sparse.factor_auto(b, tangent), f)
         q1 = [b.emit(q1[i] - step[i]) for i in range(n)]
         v1 = [b.emit((2 / h) * q1[i] - hat_d[i]) for i in range(n)]
         phi = ev.phi(b, q1)

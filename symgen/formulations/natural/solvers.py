@@ -104,7 +104,7 @@ def trapezoidal_step(
     """One step of the index-3 augmented Lagrangian with the trapezoidal rule (book §8.5):
 
     q̇ = (2/h) q − q̂̇, q̈ = (4/h²) q − q̂̈ (eq. 8.128-8.129, with the erratum q̂̈);
-    f(q) = M q̈ + Φ_qᵀ(α(Φ + μΦ̇) + λ*) − Q = 0 by modified Newton on the quasi-tangent
+    f(q) = M q̈ + Φ_qᵀ(α(Φ + μΦ̇) + λ*) − Q = 0 by Newton on the quasi-tangent
     (4/h²)M + Φ_qᵀβΦ_q, β = α(1 + 2μ/h) (eq. 8.131-8.134), from the predictor
     q + h q̇ + h²/2 q̈ (eq. 8.135), with λ* ← λ* + α(Φ + μΦ̇) after each iteration
     (eq. 8.126); then mass-orthogonal projections
@@ -118,15 +118,13 @@ def trapezoidal_step(
     hat_dd = qdd + (4 / h) * qd + (4 / h**2) * q
     q1 = q + h * qd + 0.5 * h**2 * qdd
     beta = alpha * (1 + 2 * mu / h)
-    tangent = None
     for _ in range(s.iterations):
         v1 = (2 / h) * q1 - hat_d
         a1 = (4 / h**2) * q1 - hat_dd
         pq = nm.phi_q(q1)
         forces = nm.generalized_forces(q1, v1, tau, params)
         f = m_ @ a1 + pq.T @ (alpha * (nm.phi(q1) + mu * (pq @ v1)) + lam) - forces
-        if tangent is None:  # modified Newton: the quasi-tangent at the predictor
-            tangent = (4 / h**2) * m_ + pq.T @ (beta[:, None] * pq)
+        tangent = (4 / h**2) * m_ + pq.T @ (beta[:, None] * pq)
         q1 = q1 - np.linalg.solve(tangent, f)
         v1 = (2 / h) * q1 - hat_d
         lam = lam + alpha * (nm.phi(q1) + mu * (nm.phi_q(q1) @ v1))
