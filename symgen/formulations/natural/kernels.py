@@ -509,6 +509,10 @@ def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
     bias = _mat_t_vec(b, pq, [b.emit((h * h / 4) * alpha[r] * jdq[r]) for r in range(m)])
     ma = _mat_vec(b, mm, a1)
     a1 = sparse.solve(b, projector, [b.emit(ma[i] - bias[i]) for i in range(n)])
+    if opts.alpha is None:  # multiplier filter (solvers.trapezoidal_step)
+        reach = sparse.solve(b, projector, _mat_t_vec(b, pq, lam))
+        lam = [b.emit((h * h / 4) * alpha[r] * x)
+               for r, x in enumerate(_mat_vec(b, pq, reach))]
     b.output("q_next", n, q1, "natural coordinates at t + h")
     b.output("qd_next", n, v1, "natural velocities at t + h (projected)")
     b.output("qdd_next", n, a1, "natural accelerations at t + h (projected)")

