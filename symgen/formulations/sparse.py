@@ -129,8 +129,15 @@ def minimum_degree(pattern: Pattern) -> tuple[int, ...]:
     unknown of least degree in the elimination graph, making its neighbours a clique (George &
     Liu 1981 §5.1.1; exact degrees, no supervariables). Ties go to the smallest index, so
     the order depends only on the pattern."""
+    return _eliminate(pattern, [set() for _ in range(pattern.n)])
+
+
+def _eliminate(pattern: Pattern, prerequisites: list[set[int]]) -> tuple[int, ...]:
+    """Minimum degree in which an unknown becomes eligible only once all of its
+    ``prerequisites`` are eliminated (:func:`minimum_degree`, :func:`saddle_ordering`)."""
     adj = [set(a) for a in pattern.adjacency()]
-    heap = [(len(a), v) for v, a in enumerate(adj)]
+    waiting = [len(p) for p in prerequisites]
+    heap = [(len(adj[v]), v) for v in range(pattern.n) if waiting[v] == 0]
     heapq.heapify(heap)
     done = [False] * pattern.n
     order: list[int] = []
@@ -145,8 +152,14 @@ def minimum_degree(pattern: Pattern) -> tuple[int, ...]:
             au = adj[u]
             au.discard(v)
             au.update(w for w in nbrs if w != u)
-            heapq.heappush(heap, (len(au), u))
+            if v in prerequisites[u]:
+                waiting[u] -= 1
+            if waiting[u] == 0:
+                heapq.heappush(heap, (len(au), u))
         adj[v] = set()
+    if len(order) != pattern.n:
+        raise SymgenError("minimum-degree ordering: an unknown's prerequisites never all "
+                          "became eliminated")
     return tuple(order)
 
 
@@ -375,33 +388,9 @@ def saddle_ordering(pattern: Pattern, n: int) -> tuple[int, ...]:
     negative unless its constraint depends on earlier ones, at every configuration (the
     quasi-definite argument of Vanderbei 1995; minimum degree: George & Liu 1981
     §5.1.1). Ties go to the smallest index."""
-    adj = [set(a) for a in pattern.adjacency()]
+    adj = pattern.adjacency()
     own = [{u for u in adj[v] if u < n} if v >= n else set() for v in range(pattern.n)]
-    waiting = [len(o) for o in own]
-    heap = [(len(adj[v]), v) for v in range(pattern.n) if v < n or waiting[v] == 0]
-    heapq.heapify(heap)
-    done = [False] * pattern.n
-    order: list[int] = []
-    while heap:
-        deg, v = heapq.heappop(heap)
-        if done[v] or deg != len(adj[v]):
-            continue
-        done[v] = True
-        order.append(v)
-        nbrs = sorted(adj[v])
-        for u in nbrs:
-            au = adj[u]
-            au.discard(v)
-            au.update(w for w in nbrs if w != u)
-            if v in own[u]:
-                waiting[u] -= 1
-            if u < n or waiting[u] == 0:
-                heapq.heappush(heap, (len(au), u))
-        adj[v] = set()
-    if len(order) != pattern.n:
-        raise SymgenError("saddle-point ordering: a multiplier's primal unknowns never all "
-                          "became eliminated")
-    return tuple(order)
+    return _eliminate(pattern, own)
 
 
 def factor_saddle(b: ProgramBuilder, a: Sequence[Sequence[Expr]],
