@@ -79,7 +79,7 @@ def chain(n: int):
     return model, planar_model(model)
 
 
-@pytest.mark.parametrize("n", [2, 40])
+@pytest.mark.parametrize("n", [2, pytest.param(40, marks=pytest.mark.slow)])
 def test_four_bar_chain_has_two_coordinates_per_crank_tip(n):
     """N parallelograms: the N + 1 crank tips are the only moving points (2N + 2
     coordinates), one distance per bar (2N + 1 independent constraints), one DOF."""
