@@ -92,7 +92,8 @@ class Pattern:
                        tuple(self.diagonal[p] for p in perm))
 
 
-def _structural_zero(e: Expr | float) -> bool:
+def structural_zero(e: Expr | float) -> bool:
+    """True when ``e`` is the constant 0 (after folding): a structural zero of a pattern."""
     e = as_expr(e)
     return isinstance(e, Num) and e.value == 0.0
 
@@ -109,9 +110,9 @@ def pattern_of(a: Sequence[Sequence[Expr]]) -> Pattern:
     """The structural pattern of the symmetric matrix ``a`` (its lower triangle is read, as
     :func:`symgen.formulations.dense.ldlt` does)."""
     n = _check_square(a)
-    lower = tuple(tuple(i for i in range(j + 1, n) if not _structural_zero(a[i][j]))
+    lower = tuple(tuple(i for i in range(j + 1, n) if not structural_zero(a[i][j]))
                   for j in range(n))
-    return Pattern(n, lower, tuple(not _structural_zero(a[j][j]) for j in range(n)))
+    return Pattern(n, lower, tuple(not structural_zero(a[j][j]) for j in range(n)))
 
 
 def _inverse(perm: Sequence[int], n: int) -> list[int]:
@@ -332,12 +333,12 @@ def _reciprocal(b: ProgramBuilder, unknown: int, dj: Expr, ajj: Expr, tol: float
     are numbers. Only the selected branch runs in C and Python; the simd backend computes
     both and blends (a masked lane's 1/0 = inf is discarded). A NaN pivot selects 0."""
     if tol is None:
-        if _structural_zero(dj):
+        if structural_zero(dj):
             raise SymgenError(f"the pivot of unknown {unknown} in the sparse LDLT is exactly "
                               "zero: the matrix is not positive definite (a semidefinite "
                               "tolerance allows this)")
         return b.emit(1 / dj)
-    if _structural_zero(dj):
+    if structural_zero(dj):
         return ZERO
     threshold = b.emit(tol * ajj)
     if isinstance(dj, Num) and isinstance(threshold, Num):
@@ -417,7 +418,7 @@ def factor_saddle(b: ProgramBuilder, a: Sequence[Sequence[Expr]],
     def reciprocal(unknown: int, dj: Expr, ajj: Expr) -> Expr:
         if unknown < n:
             return _reciprocal(b, unknown, dj, ajj, None)
-        if _structural_zero(dj):
+        if structural_zero(dj):
             return ZERO
         threshold = -tolerance * float(scales[unknown - n])
         return b.emit(select(Less(dj, Num(threshold)), 1 / dj, ZERO))
@@ -471,5 +472,6 @@ __all__ = [
     "saddle_ordering",
     "solve",
     "solve_saddle",
+    "structural_zero",
     "symbolic",
 ]

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
-from ...expr import ZERO, Expr, Num, as_expr, atan2, esum, from_sympy
+from ...expr import ZERO, Expr, as_expr, atan2, esum, from_sympy
 from ...program import Program, ProgramBuilder
 from .. import sparse
 from .forces import add_force_elements, element_forces, params_input
@@ -181,10 +181,6 @@ def _const(m: np.ndarray) -> list[list[float]]:
     return [[float(x) for x in row] for row in m]
 
 
-def _is_zero(e) -> bool:
-    return (isinstance(e, Num) and e.value == 0.0) or (isinstance(e, (int, float)) and e == 0)
-
-
 def _gram(b, a, weight) -> list[list[Expr]]:
     """aᵀ W a with W = weight·I (a number) or diag(weight) (one per row of a); symmetric,
     upper triangle emitted. Only the pairs of columns that share a row of a's fixed
@@ -195,7 +191,7 @@ def _gram(b, a, weight) -> list[list[Expr]]:
     uniform = np.ndim(weight) == 0
     shared: dict[tuple[int, int], list[int]] = {}
     for k in range(rows):
-        support = [c for c in range(n) if not _is_zero(a[k][c])]
+        support = [c for c in range(n) if not sparse.structural_zero(a[k][c])]
         for x, i in enumerate(support):
             for j in support[x:]:
                 shared.setdefault((i, j), []).append(k)
@@ -256,18 +252,10 @@ class _Saddle:
         return self.solve([ZERO] * n, [b.emit(-r) for r in residual])[0]
 
 
-def _gamma(nm: NaturalModel) -> float:
-    """γ = λ_max(M)/‖Φ_q(q₀)‖² of the singular-M metric M + γΦ_qᵀΦ_q (0 for a regular M)."""
-    if nm.mass_matrix_regular:
-        return 0.0
-    return float(np.linalg.eigvalsh(nm.mass_matrix)[-1]) / max(
-        float(np.linalg.norm(nm.phi_q(nm.q0), 2)) ** 2, 1e-300)
-
-
 def _pivot_scales(nm: NaturalModel) -> np.ndarray:
     """Φ_j A⁻¹ Φ_jᵀ at the assembled configuration: the size of each multiplier pivot."""
     pq = nm.phi_q(nm.q0)
-    a = np.asarray(nm.mass_matrix, float) + _gamma(nm) * pq.T @ pq
+    a = np.asarray(nm.mass_matrix, float) + nm.metric_shift() * pq.T @ pq
     scales = np.einsum("ij,ji->i", pq, np.linalg.solve(a, pq.T))
     return np.where(scales > 0, scales, float(scales.max(initial=1.0)) or 1.0)
 
@@ -305,7 +293,7 @@ def _use_sparse_saddle(nm: NaturalModel) -> bool:
 
 def _saddle(b: ProgramBuilder, nm: NaturalModel, pq) -> _Saddle:
     n, m = nm.n, nm.m
-    gamma = _gamma(nm)
+    gamma = nm.metric_shift()
     mm = _const(nm.mass_matrix)
     if gamma:
         gram = _gram(b, pq, gamma)

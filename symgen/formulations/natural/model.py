@@ -307,6 +307,17 @@ class NaturalModel:
         """True when M is positive definite (see :attr:`mass_null_space`)."""
         return self.mass_null_space.shape[1] == 0
 
+    def metric_shift(self, q: Sequence[float] | None = None) -> float:
+        """γ of the metric M + γΦ_qᵀΦ_q used in place of a singular M: λ_max(M)/‖Φ_q‖² at
+        the assembled configuration (at ``q`` when the model has none), so both terms are of
+        one size there; 0 when M is regular. Adding γΦ_qᵀ(Φ_q q̈ − g) = 0 changes neither q̈
+        nor λ (the augmented-Lagrangian argument of García de Jalón & Bayo 1994, §5.2.3)."""
+        if self.mass_matrix_regular:
+            return 0.0
+        ref = self.phi_q(self.q0 if self.q0 is not None else q)
+        top = float(np.linalg.eigvalsh(np.asarray(self.mass_matrix, float))[-1])
+        return top / max(float(np.linalg.norm(ref, 2)) ** 2, 1e-300)
+
     def inertialess_motions(self, q: Sequence[float], tol: float = 1e-9) -> np.ndarray:
         """Basis (n × k) of the velocities with no kinetic energy that the constraints allow
         at q: null(M) ∩ null(Φ_q). Empty (k = 0) exactly when the leading matrices

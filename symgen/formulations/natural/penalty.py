@@ -65,22 +65,13 @@ class PenaltyChoice:
         return 1.0 / (1.0 + self.rho * self.sigma_min)
 
 
-def _leading(nm: NaturalModel, q: np.ndarray) -> np.ndarray:
-    """M, or M + γΦ_qᵀΦ_q when M is singular (the constraints cover its null space)."""
-    m = np.asarray(nm.mass_matrix, float)
-    if nm.mass_matrix_regular:
-        return m
-    pq = nm.phi_q(q)
-    gamma = float(np.linalg.eigvalsh(m)[-1]) / max(float(np.linalg.norm(pq, 2)) ** 2, 1e-300)
-    return m + gamma * pq.T @ pq
-
-
 def constraint_compliance(nm: NaturalModel, h: float, q: np.ndarray | None = None) -> np.ndarray:
     """S' = (h²/4) Φ_q M⁻¹ Φ_qᵀ at q (default: the assembled configuration)."""
     q = nm.q0 if q is None else q
     q = np.asarray(q, float)
     pq = nm.phi_q(q)
-    return (h * h / 4) * pq @ np.linalg.solve(_leading(nm, q), pq.T)
+    leading = np.asarray(nm.mass_matrix, float) + nm.metric_shift(q) * pq.T @ pq
+    return (h * h / 4) * pq @ np.linalg.solve(leading, pq.T)
 
 
 def choose_penalty(nm: NaturalModel, h: float, mu: float, alpha: float | None = None,

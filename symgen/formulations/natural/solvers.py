@@ -185,14 +185,10 @@ def rk4_step(
 
 
 def _metric(nm: NaturalModel, pq: Array) -> tuple[Array, float]:
-    """(A, γ): A = M (γ = 0), or M + γΦ_qᵀΦ_q with γ = λ_max(M)/‖Φ_q(q₀)‖² when M is
-    singular (as the generated programs do)."""
-    m_ = np.asarray(nm.mass_matrix, float)
-    if nm.mass_matrix_regular:
-        return m_, 0.0
-    ref = nm.phi_q(nm.q0) if nm.q0 is not None else pq
-    gamma = float(np.linalg.eigvalsh(m_)[-1]) / max(float(np.linalg.norm(ref, 2)) ** 2, 1e-300)
-    return m_ + gamma * pq.T @ pq, gamma
+    """(A, γ): A = M + γΦ_qᵀΦ_q with γ = :meth:`.NaturalModel.metric_shift` (0 for a
+    regular M), as the generated programs do."""
+    gamma = nm.metric_shift()
+    return np.asarray(nm.mass_matrix, float) + gamma * pq.T @ pq, gamma
 
 
 def _range_space(nm: NaturalModel, q: Array) -> tuple[Array, Array]:
