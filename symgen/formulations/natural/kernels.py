@@ -480,27 +480,26 @@ def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
         gram = _gram(b, pq, beta)
         tangent = [[b.emit((4 / h**2) * mm[i][j] + gram[i][j]) for j in range(n)]
                    for i in range(n)]
-        step = sparse.solve(b, sparse.factor_auto(b, tangent), f)
+        factored = sparse.factor_auto(b, tangent)
+        step = sparse.solve(b, factored, f)
         q1 = [b.emit(q1[i] - step[i]) for i in range(n)]
         v1 = [b.emit((2 / h) * q1[i] - hat_d[i]) for i in range(n)]
         phi = ev.phi(b, q1)
         rate = _mat_vec(b, ev.phi_q(b, q1), v1)
         lam = [b.emit(lam[r] + alpha[r] * (phi[r] + mu * rate[r])) for r in range(m)]
+    # the projections reuse the last iteration's factored quasi-tangent T = (4/h²)P,
+    # P = M + (h²/4)Φ_qᵀβΦ_q with Φ_q of that iterate: P⁻¹x = T⁻¹((4/h²)x)
     v1 = [b.emit((2 / h) * q1[i] - hat_d[i]) for i in range(n)]
     a1 = [b.emit((4 / h**2) * q1[i] - hat_dd[i]) for i in range(n)]
-    pq = ev.phi_q(b, q1)
-    gram = _gram(b, pq, [(h * h / 4) * a for a in alpha])
-    projector = sparse.factor_auto(b, [[b.emit(mm[i][j] + gram[i][j]) for j in range(n)]
-                               for i in range(n)])
-    v1 = sparse.solve(b, projector, _mat_vec(b, mm, v1))
+    scaled_mm = [[(4 / h**2) * x for x in row] for row in mm]
+    v1 = sparse.solve(b, factored, _mat_vec(b, scaled_mm, v1))
     jdq = ev.phi_q_dot_qdot(b, q1, v1)
-    bias = _mat_t_vec(b, pq, [b.emit((h * h / 4) * alpha[r] * jdq[r]) for r in range(m)])
-    ma = _mat_vec(b, mm, a1)
-    a1 = sparse.solve(b, projector, [b.emit(ma[i] - bias[i]) for i in range(n)])
+    bias = _mat_t_vec(b, pq, [b.emit(beta[r] * jdq[r]) for r in range(m)])
+    ma = _mat_vec(b, scaled_mm, a1)
+    a1 = sparse.solve(b, factored, [b.emit(ma[i] - bias[i]) for i in range(n)])
     if opts.alpha is None:  # multiplier filter (solvers.trapezoidal_step)
-        reach = sparse.solve(b, projector, _mat_t_vec(b, pq, lam))
-        lam = [b.emit((h * h / 4) * alpha[r] * x)
-               for r, x in enumerate(_mat_vec(b, pq, reach))]
+        reach = sparse.solve(b, factored, _mat_t_vec(b, pq, lam))
+        lam = [b.emit(beta[r] * x) for r, x in enumerate(_mat_vec(b, pq, reach))]
     b.output("q_next", n, q1, "natural coordinates at t + h")
     b.output("qd_next", n, v1, "natural velocities at t + h (projected)")
     b.output("qdd_next", n, a1, "natural accelerations at t + h (projected)")

@@ -107,12 +107,15 @@ def trapezoidal_step(
     f(q) = M q̈ + Φ_qᵀ(α(Φ + μΦ̇) + λ*) − Q = 0 by Newton on the quasi-tangent
     (4/h²)M + Φ_qᵀβΦ_q, β = α(1 + 2μ/h) (eq. 8.131-8.134), from the predictor
     q + h q̇ + h²/2 q̈ (eq. 8.135), with λ* ← λ* + α(Φ + μΦ̇) after each iteration
-    (eq. 8.126); then mass-orthogonal projections
-    (M + h²/4 αΦ_qᵀΦ_q) q̇ = M q̇*, (M + h²/4 αΦ_qᵀΦ_q) q̈ = M q̈* − h²/4 αΦ_qᵀ Φ̇_q q̇.
+    (eq. 8.126); then mass-orthogonal projections with P = M + (h²/4)Φ_qᵀβΦ_q, the
+    last iteration's quasi-tangent times h²/4 (already factored; Φ_q of that iterate, which
+    differs from the final one by the last, quadratically small, Newton correction),
+    P q̇ = M q̇*, P q̈ = M q̈* − (h²/4)Φ_qᵀβ Φ̇_q q̇ (Bayo & Ledesma 1996, Nonlinear Dyn.
+    9:113-130: the projections' leading matrix is the iteration's, so no new factorization).
     With the model-derived penalty (``s.alpha`` None) the multipliers carried to the next
     step are filtered,
-    λ* ← (h²/4) A Φ_q P⁻¹ Φ_qᵀ λ* with P the projector: in the eigenbasis of the scaled
-    compliance A^½ S' A^½ (S' = (h²/4)Φ_q M⁻¹Φ_qᵀ) this multiplies each component by
+    λ* ← (h²/4) B Φ_q P⁻¹ Φ_qᵀ λ* (B = diag β) with P the projector: in the eigenbasis of
+    the scaled compliance B^½ S' B^½ (S' = (h²/4)Φ_q M⁻¹Φ_qᵀ) this multiplies each component by
     a/(1 + a), i.e. keeps (to 1e-4 with the default penalty) the multipliers the
     constraints act through, and drops those along a direction in which Φ_q is nearly
     singular (a → 0); a user's scalar α (a ≫ 1 not guaranteed) is left unfiltered. Near a
@@ -135,19 +138,17 @@ def trapezoidal_step(
         pq = nm.phi_q(q1)
         forces = nm.generalized_forces(q1, v1, tau, params)
         f = m_ @ a1 + pq.T @ (alpha * (nm.phi(q1) + mu * (pq @ v1)) + lam) - forces
-        tangent = (4 / h**2) * m_ + pq.T @ (beta[:, None] * pq)
-        q1 = q1 - np.linalg.solve(tangent, f)
+        projector = m_ + (h**2 / 4) * pq.T @ (beta[:, None] * pq)  # (h²/4)·quasi-tangent
+        q1 = q1 - (h**2 / 4) * np.linalg.solve(projector, f)
         v1 = (2 / h) * q1 - hat_d
         lam = lam + alpha * (nm.phi(q1) + mu * (nm.phi_q(q1) @ v1))
     v1 = (2 / h) * q1 - hat_d
     a1 = (4 / h**2) * q1 - hat_dd
-    pq = nm.phi_q(q1)
-    projector = m_ + (h**2 / 4) * pq.T @ (alpha[:, None] * pq)
     v1 = np.linalg.solve(projector, m_ @ v1)
     a1 = np.linalg.solve(projector, m_ @ a1 - (h**2 / 4) * pq.T @
-                         (alpha * nm.phi_q_dot_qdot(q1, v1)))
+                         (beta * nm.phi_q_dot_qdot(q1, v1)))
     if s.alpha is None:
-        lam = (h**2 / 4) * alpha * (pq @ np.linalg.solve(projector, pq.T @ lam))
+        lam = (h**2 / 4) * beta * (pq @ np.linalg.solve(projector, pq.T @ lam))
     return q1, v1, a1, lam
 
 
