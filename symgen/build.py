@@ -34,6 +34,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,7 +84,8 @@ def vector_build(ks: KernelSet, src: CSource, real: str, target: str) -> VectorB
         if target == "auto":
             return None
         raise SymgenError(f"vectorize={target!r}: {exc}") from None
-    return VectorBuild(emit_simd(ks, prefix=src.prefix, real=real, scalar=src), chosen)
+    return VectorBuild(emit_simd(ks, prefix=src.prefix, real=real, scalar=src,
+                                 units=_unit_count()), chosen)
 
 
 def cache_dir() -> Path:
@@ -124,21 +126,50 @@ def _declarations(src: CSource) -> str:
     return src.declarations()
 
 
-def _python_flags() -> list[str]:
-    """Position-independent code, the Python headers, and the link step of an extension
-    module on this platform (what distutils' ``build_ext`` would use)."""
+def _python_compile_flags() -> list[str]:
+    """Position-independent code and the Python headers (what distutils' ``build_ext`` would
+    compile an extension module's objects with)."""
     paths = sysconfig.get_paths()
     includes = dict.fromkeys(p for p in (paths.get("include"), paths.get("platinclude")) if p)
     flags = shlex.split(sysconfig.get_config_var("CCSHARED") or "")
-    flags += [f"-I{p}" for p in includes]
+    return flags + [f"-I{p}" for p in includes]
+
+
+def _python_link_flags() -> list[str]:
+    """The link step of an extension module on this platform."""
     if sys.platform == "darwin":
-        flags += ["-bundle", "-undefined", "dynamic_lookup"]
-    elif os.name == "nt":  # MinGW gcc; links the Python import library
+        return ["-bundle", "-undefined", "dynamic_lookup"]
+    if os.name == "nt":  # MinGW gcc; links the Python import library
         v = sys.version_info
-        flags += ["-shared", f"-L{Path(sys.base_prefix) / 'libs'}", f"-lpython{v.major}{v.minor}"]
-    else:
-        flags += ["-shared"]
-    return flags
+        return ["-shared", f"-L{Path(sys.base_prefix) / 'libs'}", f"-lpython{v.major}{v.minor}"]
+    return ["-shared"]
+
+
+def _python_flags() -> list[str]:
+    """Every flag of an extension module's build: :func:`_python_compile_flags`, then
+    :func:`_python_link_flags`."""
+    return _python_compile_flags() + _python_link_flags()
+
+
+def build_jobs() -> int:
+    """How many compilers a build runs at once: ``$SYMGEN_BUILD_JOBS``, else the CPUs this
+    process may use."""
+    text = os.environ.get("SYMGEN_BUILD_JOBS", "").strip()
+    if text:
+        if not text.isdigit() or int(text) < 1:
+            raise SymgenError(f"SYMGEN_BUILD_JOBS must be a positive integer, got {text!r}")
+        return int(text)
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # not on Linux
+        return max(os.cpu_count() or 1, 1)
+
+
+def _unit_count() -> int:
+    """Translation units to split a source into: two per compiler running at once (the
+    largest start first, the small ones fill the gaps), or one for a serial build."""
+    jobs = build_jobs()
+    return 2 * jobs if jobs > 1 else 1
 
 
 def build_key(src: CSource, cc_identity: str, flags: Sequence[str],
@@ -164,42 +195,67 @@ def _module_file(directory: Path, module: str) -> Path | None:
 def _compile(src: CSource, module: str, work: Path, flags: Sequence[str],
              fast: str | None = None, vector: VectorBuild | None = None) -> None:
     """Build module ``module`` in ``work`` (which holds the model's .h and .c): cffi writes
-    the wrapper C, the compiler (a subprocess, absolute paths) builds and links both, and
-    ``fast`` (the C of the fast-call module, if any) into the same library. The SIMD batch
-    source (``vector``) is compiled on its own with its target's flags and linked in."""
+    the wrapper C; the compiler (subprocesses, absolute paths, :func:`build_jobs` at once)
+    compiles the model's functions (in its translation units, :attr:`CSource.units`), the wrapper,
+    ``fast`` (the C of the fast-call module, if any) and the SIMD batch source (``vector``,
+    with its target's flags) to objects, and links them into one library."""
     ffi = cffi.FFI()
     declarations = _declarations(src)
     includes = f'#include "{src.header_name}"'
-    objects: list[str] = []
+    cc, pic = _compiler_argv(), _python_compile_flags()
+    jobs: list[tuple[list[str], str, Path]] = []
+    sizes: list[int] = []  # of each job's source: the largest start first
     libraries: list[str] = []
+
+    def compile_object(source: Path, what: str, extra: Sequence[str] = (),
+                       own_flags: Sequence[str] = flags) -> None:
+        obj = source.with_suffix(".o")
+        jobs.append(([*cc, *own_flags, *pic, f"-I{work}", *extra, "-c", str(source),
+                      "-o", str(obj)], what, obj))
+        sizes.append(source.stat().st_size)
+
     if vector is not None:
         from .backends import simd_declarations
 
         vector.source.write(work)
         declarations += "\n" + simd_declarations(vector.source)
         includes += f'\n#include "{vector.source.header_name}"'
-        obj = work / f"{module}_simd.o"
-        ccshared = shlex.split(sysconfig.get_config_var("CCSHARED") or "")
-        _run_compiler([*_compiler_argv(), *_vector_flags(flags, vector.target), *ccshared,
-                       f"-I{work}", "-c", str(work / vector.source.source_name), "-o", str(obj)],
-                      work, vector.source.source_name, obj)
-        objects.append(str(obj))
+        for j, text in enumerate(vector.source.units or [vector.source.source]):
+            unit = work / f"{module}_simd_part{j}.c"
+            unit.write_text(text, encoding="ascii")
+            compile_object(unit, vector.source.source_name,
+                           own_flags=_vector_flags(flags, vector.target))
         libraries = [f"-l{lib}" for lib in vector.target.libraries]
+    for j, text in enumerate(src.units or [src.source]):
+        unit = work / f"{module}_part{j}.c"
+        unit.write_text(text, encoding="ascii")
+        compile_object(unit, src.source_name)
     ffi.cdef(declarations)
     wrapper = work / f"{module}.c"
     # cffi's recompile with call_c_compiler=False only writes the wrapper (no chdir, no
     # distutils); ffi.emit_c_code is the same call but prints "generating ..." on stdout.
     recompile(ffi, module, includes, c_file=str(wrapper),
               call_c_compiler=False, uses_ffiplatform=False, compiler_verbose=0)
-    target = work / f"{module}{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}"
-    sources = [str(wrapper), str(work / src.source_name)]
+    compile_object(wrapper, src.source_name)
     if fast is not None:
         fast_c = work / f"{module}_fast.c"
         fast_c.write_text(fast, encoding="ascii")
-        sources += [f"-isystem{np.get_include()}", str(fast_c)]
-    _run_compiler([*_compiler_argv(), *flags, f"-I{work}", *sources, *objects,
-                   *_python_flags(), *libraries, "-o", str(target)],
+        compile_object(fast_c, src.source_name, [f"-isystem{np.get_include()}"])
+    _run_compilers([jobs[i] for i in sorted(range(len(jobs)), key=lambda i: -sizes[i])], work)
+    target = work / f"{module}{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}"
+    _run_compiler([*cc, *flags, *(str(obj) for _, _, obj in jobs), *pic,
+                   *_python_link_flags(), *libraries, "-o", str(target)],
                   work, src.source_name, target)
+
+
+def _run_compilers(jobs: Sequence[tuple[list[str], str, Path]], work: Path) -> None:
+    """Run the compiler commands ``jobs`` ((command, what, product)), :func:`build_jobs` at
+    a time; the first failure (in job order) raises its :class:`SymgenError`."""
+    with ThreadPoolExecutor(max_workers=build_jobs()) as pool:
+        futures = [pool.submit(_run_compiler, command, work, what, product)
+                   for command, what, product in jobs]
+    for future in futures:
+        future.result()
 
 
 def _vector_flags(flags: Sequence[str], target: Target) -> list[str]:
@@ -377,7 +433,7 @@ def compile_kernels(ks: KernelSet, real: str = "double", prefix: str | None = No
     ``"portable"`` (the compiler's baseline for the architecture) or a ``-march`` name such
     as ``"x86-64-v3"``; None: batches run the scalar loop. A SIMD batch agrees with single
     calls to within a few ulp of sin and cos (glibc's libmvec), else bit for bit."""
-    src = emit_c(ks, prefix=prefix, real=real)
+    src = emit_c(ks, prefix=prefix, real=real, units=_unit_count())
     vector = None if vectorize is None else vector_build(ks, src, real, vectorize)
     module, fast = load_modules(src, flags, real, vector)
     return CompiledKernels(ks, src, module, real, fast,

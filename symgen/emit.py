@@ -16,6 +16,7 @@ import dataclasses
 import hashlib
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,6 +63,10 @@ class CSource:
     source: str
     typedef: str = ""
     functions: tuple[CFunction, ...] = ()
+    #: Translation units that together define what ``source`` defines (each a complete C
+    #: file holding some of the functions), for compiling in parallel (:mod:`symgen.build`);
+    #: empty: compile ``source`` whole.
+    units: tuple[str, ...] = ()
 
     def declarations(self) -> str:
         """The typedef and every prototype, one declaration per line (for ``ffi.cdef``)."""
@@ -146,7 +151,7 @@ def _function(ks: KernelSet, name: str, prefix: str, printer: CPrinter
     )
     read = program.input_arrays_read()
     try:
-        body = [printer.statement(st) for st in program.statements()]
+        body = printer.body(program)
     except SymgenError as exc:
         raise SymgenError(f"kernel {name}: {exc}") from None
     return function, {
@@ -261,8 +266,31 @@ def banner(ks: KernelSet, prefix: str, real: str, backend: str | None = None) ->
     )
 
 
-def emit_c(ks: KernelSet, prefix: str | None = None, real: str = "double") -> CSource:
-    """C99 header and source for every program of ``ks``.
+#: Statements below which splitting a source into more translation units costs more compiler
+#: start-ups than it saves (a unit holds at least this many, unless one function is alone).
+MIN_UNIT_STATEMENTS = 2000
+
+
+def partition(sizes: Sequence[int], count: int) -> list[list[int]]:
+    """Indices of ``sizes`` (statements per function) in at most ``count`` groups of similar
+    total size, each of about :data:`MIN_UNIT_STATEMENTS` or more (longest processing time
+    first: each item, largest first, joins the lightest group); each group in increasing
+    order, empty groups dropped."""
+    count = min(count, len(sizes), max(sum(sizes) // MIN_UNIT_STATEMENTS, 1))
+    groups: list[list[int]] = [[] for _ in range(max(count, 1))]
+    load = [0] * len(groups)
+    for i in sorted(range(len(sizes)), key=lambda i: -sizes[i]):
+        lightest = load.index(min(load))
+        groups[lightest].append(i)
+        load[lightest] += sizes[i]
+    return [sorted(g) for g in groups if g]
+
+
+def emit_c(ks: KernelSet, prefix: str | None = None, real: str = "double",
+           units: int = 1) -> CSource:
+    """C99 header and source for every program of ``ks``; with ``units`` > 1, also the
+    functions in at most that many translation units of similar size
+    (:attr:`CSource.units`, to compile in parallel).
 
     ``prefix`` (default: ``ks.prefix``, else :func:`symgen.cnames.default_prefix` of the
     model name) must be a valid prefix (:func:`symgen.cnames.check_prefix`); it is used as
@@ -292,14 +320,20 @@ def emit_c(ks: KernelSet, prefix: str | None = None, real: str = "double") -> CS
         "header": header_name,
     }
     header = check_c_text(env.get_template("model.h.j2").render(context), header_name)
-    source = check_c_text(env.get_template("model.c.j2").render(context), source_name)
+    template = env.get_template("model.c.j2")
+    source = check_c_text(template.render(context), source_name)
+    groups = partition([len(f["body"]) for f in functions], units)
+    groups = groups if len(groups) > 1 else []
+    unit_sources = tuple(template.render({**context, "functions": [functions[i] for i in g]})
+                         for g in groups)
     return CSource(prefix, header_name, source_name, header, source,
                    typedef=f"typedef {real} {prefix}_real;",
-                   functions=tuple(function for function, _ in emitted))
+                   functions=tuple(function for function, _ in emitted), units=unit_sources)
 
 
 __all__ = [
     "REALS",
+    "partition",
     "CFunction",
     "CSource",
     "banner",

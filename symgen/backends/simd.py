@@ -48,13 +48,14 @@ from ..emit import (
     check_c_text,
     emit_c,
     ops_text,
+    partition,
     template_environment,
 )
 from ..expr import Call, Expr, Less, Num, Select
 from ..generate import KernelSet
 from ..model import SymgenError
 from ..printing import CPrinter
-from ..program import ArraySpec, Assign, Statement, Store
+from ..program import ArraySpec, Assign, Program, Statement, Store
 from .transpose import block_helpers, is_power_of_two, store_calls
 
 #: Templates of this backend (layout only; everything is decided here).
@@ -218,12 +219,27 @@ def _function_context(fn: str, printer: SimdPrinter, real: str) -> dict:
     }
 
 
+def _vectorised(program: Program) -> bool:
+    """Whether a kernel gets lane code: not when it stores more output elements than it
+    computes operations (a constant or sparse matrix such as the natural mass matrix or
+    constraint Jacobian: its batch is bound by the stores, which the scalar loop issues as
+    fast, and its thousands of constant lanes and transposes cost the compiler minutes)."""
+    stores = sum(spec.size for spec in program.output_specs)
+    return program.op_counts()["total"] >= stores
+
+
 def _kernel_context(f: CFunction, ks: KernelSet, printer: SimdPrinter, ops: str,
                     widths: list[int]) -> dict:
     """Template context of one kernel: the program's assignments on lane vectors, then per
     width the stores of its output elements straight from registers (block transposes)."""
     program = ks[f.program]
     helper = printer.helper
+    plain = [{"name": spec.name, "size": spec.size} for spec in (*f.inputs, *f.outputs)]
+    params = printer.parameters(f.inputs, f.outputs, pointers=True)
+    batch_prototype = f"void {f.name}_simd_batch(size_t count, {', '.join(params)})"
+    if not _vectorised(program):
+        return {"vector": False, "scalar_name": f.name, "batch_name": f"{f.name}_simd_batch",
+                "batch_prototype": batch_prototype, "arguments": plain}
     try:
         body = [printer.statement(Assign(sym, e)) for sym, e in program.assignments]
         outputs = [(spec.name, [printer.lanes(e) for e in exprs])
@@ -240,11 +256,11 @@ def _kernel_context(f: CFunction, ks: KernelSet, printer: SimdPrinter, ops: str,
         offset += spec.size
     arguments += [{"name": spec.name, "size": spec.size, "offset": None} for spec in f.outputs]
     n_in = len(f.inputs)
-    params = printer.parameters(f.inputs, f.outputs, pointers=True)
     return {
+        "vector": True,
         "scalar_name": f.name,
         "batch_name": f"{f.name}_simd_batch",
-        "batch_prototype": f"void {f.name}_simd_batch(size_t count, {', '.join(params)})",
+        "batch_prototype": batch_prototype,
         "lanes_name": f"{f.name}_simd_lanes",
         "lanes_params": printer.lanes_parameters(f.inputs, f.outputs),
         "unused": [s.name for s in f.inputs if s.name not in read],
@@ -259,7 +275,8 @@ def _kernel_context(f: CFunction, ks: KernelSet, printer: SimdPrinter, ops: str,
 
 
 def emit_simd(ks: KernelSet, prefix: str | None = None, real: str = "double",
-              width: int | None = None, scalar: CSource | None = None) -> CSource:
+              width: int | None = None, scalar: CSource | None = None,
+              units: int = 1) -> CSource:
     """``<prefix>_simd.h`` / ``<prefix>_simd.c``: a ``<prefix>_<name>_simd_batch`` for every
     program of ``ks``, to be compiled with :func:`symgen.backends.target.simd_target`'s
     flags and linked with the scalar ``<prefix>.c`` (:func:`symgen.emit.emit_c`; pass it as
@@ -292,8 +309,15 @@ def emit_simd(ks: KernelSet, prefix: str | None = None, real: str = "double",
             raise SymgenError(f"width must be a power of two (GCC vector types), got {width}")
         widths = [("1", width)]
     block_widths = sorted({w for _, w in widths if w > 1})
-    kernels = [_kernel_context(f, ks, printer, ops_text(ks[f.program]), block_widths)
-               for f in scalar.functions]
+    kernels, uses = [], []
+    for f in scalar.functions:  # each kernel's helpers, for its own translation unit
+        printer.functions, printer.uses_select, printer.uses_set1 = set(), False, False
+        kernels.append(_kernel_context(f, ks, printer, ops_text(ks[f.program]),
+                                       block_widths))
+        uses.append((set(printer.functions), printer.uses_select, printer.uses_set1))
+    printer.functions = set().union(*(u[0] for u in uses))
+    printer.uses_select = any(u[1] for u in uses)
+    printer.uses_set1 = any(u[2] for u in uses)
     functions = [_function_context(fn, printer, real) for fn in sorted(printer.functions)]
     block_names = {"V": printer.vector, "U": f"{prefix}_simd_u",
                    "shuffle": f"{prefix}_simd_shuffle"}
@@ -315,6 +339,7 @@ def emit_simd(ks: KernelSet, prefix: str | None = None, real: str = "double",
             "SYMGEN_LIBMVEC and link -lmvec to use glibc's vector sin/cos.",
         ],
         "width_function": f"{prefix}_simd_width",
+        "define_width": True,
         "kernels": kernels,
         "functions": functions,
         "widths": widths,
@@ -335,13 +360,26 @@ def emit_simd(ks: KernelSet, prefix: str | None = None, real: str = "double",
     }
     env = template_environment()
     header = check_c_text(env.get_template("simd.h.j2").render(context), header_name)
-    source = check_c_text(env.get_template("simd.c.j2").render(context), source_name)
+    template = env.get_template("simd.c.j2")
+    source = check_c_text(template.render(context), source_name)
+    helper_context = {fn["helper"]: fn for fn in functions}
+    unit_sources = []
+    sizes = [len(k.get("body", ())) + len(k["stores"][0]["lines"] if k.get("stores") else ())
+             for k in kernels]  # statements, as the scalar source's units count them
+    groups = partition(sizes, units)
+    for i, group in enumerate(groups if len(groups) > 1 else []):
+        used = sorted(set().union(*(uses[k][0] for k in group)))
+        unit_sources.append(template.render({
+            **context, "kernels": [kernels[k] for k in group], "define_width": i == 0,
+            "functions": [helper_context[f"{printer.helper}{fn}"] for fn in used],
+            "uses_select": any(uses[k][1] for k in group),
+            "uses_set1": any(uses[k][2] for k in group)}))
     cfunctions = tuple(
         CFunction(f.name, k["batch_name"], f.program, f.inputs, f.outputs, f.prototype,
                   k["batch_prototype"])
         for f, k in zip(scalar.functions, kernels, strict=True))
     return CSource(prefix, header_name, source_name, header, source,
-                   typedef=scalar.typedef, functions=cfunctions)
+                   typedef=scalar.typedef, functions=cfunctions, units=tuple(unit_sources))
 
 
 def simd_declarations(src: CSource) -> str:

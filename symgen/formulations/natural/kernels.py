@@ -32,6 +32,7 @@ import sympy
 from ...expr import ZERO, Expr, as_expr, atan2, esum, from_sympy
 from ...program import Program, ProgramBuilder
 from .. import sparse
+from .derivatives import sparse_gradient
 from .forces import add_force_elements, element_forces, params_input
 from .model import NaturalModel, Spring
 
@@ -521,11 +522,8 @@ def joint_values_program(nm: NaturalModel) -> Program | None:
     values, rates = [], []
     for jc in nm.joint_coordinates.values():
         comp = [b.emit(from_sympy(p, mp)) for p in jc.parts]
-        dots = []
-        for p in jc.parts:
-            own = sorted(p.free_symbols & position.keys(), key=position.__getitem__)
-            dots.append(b.emit(esum(from_sympy(sympy.diff(p, x), mp) * qd[position[x]]
-                                    for x in own if sympy.diff(p, x) != 0)))
+        dots = [b.emit(esum(from_sympy(d, mp) * qd[i] for i, d in sparse_gradient(p, position)))
+                for p in jc.parts]
         if jc.kind == "angle":
             s, c = comp
             values.append(b.emit(jc.sign * (atan2(s, c) - jc.offset)))
@@ -546,7 +544,7 @@ def independent_joints(nm: NaturalModel) -> list[str]:
     rows = [nm.phi_q(nm.q0)]
     chosen = []
     rank = nm.rank(nm.q0)
-    for name, row in zip(nm.actuated, _joint_gradients_at(nm, nm.q0), strict=True):
+    for name, row in zip(nm.actuated, nm.joint_gradient_values(nm.q0), strict=True):
         trial = np.vstack([*rows, row])
         r = int(np.linalg.matrix_rank(trial, tol=1e-9 * max(np.abs(trial).max(), 1.0)))
         if r > rank:
@@ -555,22 +553,6 @@ def independent_joints(nm: NaturalModel) -> list[str]:
             rank = r
     nm.__dict__["_independent_joints"] = tuple(chosen)
     return chosen
-
-
-def _joint_gradients_at(nm: NaturalModel, q: np.ndarray) -> np.ndarray:
-    """∂θ_j/∂q of every 1-DOF joint at q (rows), each joint's expression lambdified over its
-    own few coordinates only (generation speed on large models)."""
-    position = {s: i for i, s in enumerate(nm.symbols)}
-    out = np.zeros((len(nm.actuated), nm.n))
-    for j, jc in enumerate(nm.joint_coordinates.values()):
-        own = sorted(jc.expr.free_symbols & position.keys(), key=position.__getitem__)
-        if not own:
-            continue
-        grad = sympy.lambdify([own], [sympy.diff(jc.expr, x) for x in own], "numpy")
-        values = grad([float(q[position[x]]) for x in own])
-        for x, v in zip(own, values, strict=True):
-            out[j, position[x]] = float(v)
-    return out
 
 
 def velocities_program(nm: NaturalModel) -> Program | None:
