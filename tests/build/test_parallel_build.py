@@ -14,14 +14,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from paths import EXAMPLES
 
 import symgen
+import symgen.emit
 from symgen.backends import emit_simd
 from symgen.build import build_jobs, compile_kernels
 from symgen.emit import MIN_UNIT_STATEMENTS, emit_c, partition
 from symgen.model import SymgenError
 from symgen.printing import ZERO_FILL_MIN
-from symgen.robots import robot_urdf
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mechanisms import n_four_bar  # noqa: E402
@@ -32,8 +33,15 @@ pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not 
 
 
 @cache
-def panda():
-    return symgen.generate(symgen.load(robot_urdf("panda")))
+def pendulum():
+    """The double pendulum's default kernels (small: units are forced by lowering
+    MIN_UNIT_STATEMENTS)."""
+    return symgen.generate(symgen.load(EXAMPLES / "double_pendulum.yaml"))
+
+
+@pytest.fixture
+def small_units(monkeypatch):
+    monkeypatch.setattr(symgen.emit, "MIN_UNIT_STATEMENTS", 20)
 
 
 @cache
@@ -76,8 +84,9 @@ def _defined(text: str, pattern: str) -> list[str]:
 
 
 @pytest.mark.parametrize("backend", ["c99", "simd"])
-def test_units_define_every_function_once_and_compile_strictly(backend, tmp_path):
-    ks = panda()
+def test_units_define_every_function_once_and_compile_strictly(backend, tmp_path,
+                                                               small_units):
+    ks = pendulum()
     scalar = emit_c(ks, units=4)
     src = scalar if backend == "c99" else emit_simd(ks, scalar=scalar, units=4)
     assert len(src.units) >= 2
@@ -109,14 +118,14 @@ def _evaluate_all(compiled, ks, seed: int = 3) -> dict[str, list[np.ndarray]]:
     return out
 
 
-def test_split_build_equals_single_unit_build(monkeypatch, tmp_path):
-    ks = panda()
+def test_split_build_equals_single_unit_build(monkeypatch, tmp_path, small_units):
+    ks = pendulum()
     results = []
     for jobs in ("1", "3"):
         monkeypatch.setenv("SYMGEN_BUILD_JOBS", jobs)
         monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path / jobs))
         compiled = compile_kernels(ks, vectorize="auto")
-        assert len(compiled.source.units) == (0 if jobs == "1" else 2)
+        assert len(compiled.source.units) == (0 if jobs == "1" else 6)
         results.append(_evaluate_all(compiled, ks))
     for name, outputs in results[0].items():
         for a, b in zip(outputs, results[1][name], strict=True):
