@@ -29,6 +29,7 @@ from natural_runs import (
     CASES,
     CHAIN_SHORT,
     ChainReference,
+    chain_reference,
     assess,
     make_case,
     simulate,
@@ -196,10 +197,19 @@ def test_forty_loop_chain_at_one_millisecond(step):
     assert c.nm.n == 82 and c.nm.dof == 1
     res = run("chain40", 1e-3, 20.0, step)
     assert res["stable"], f"non-finite at t = {res['failed_at']:.6g} s"
-    if step == "nc_step" and res["error"] > 1e-4:
-        pytest.xfail(f"known: the trapezoidal rule's phase error, (ωh)²/12 ≈ 1.3e-6 per "
-                     f"radian over ~80 rad, gives {res['error']:.2e} m (> 1e-4) over 20 s; "
-                     "nc_step_rk4 meets the target")
+    if step == "nc_step":
+        # the trapezoidal rule turns a point moving at rate ω on a circle by 2 arctan(ωh/2)
+        # per step instead of ωh (q_{n+1} − q_n = h/2 (q̇_n + q̇_{n+1}), tangent velocities):
+        # a lag of (ωh)³/12 per step whatever the forces, (h²/12)∫|θ̇|³dt over the run;
+        # the step may add its own errors (multipliers, projections) up to 15 % of it
+        ref = chain_reference(c.notes["n"], 20.0 + 1e-3)
+        rate = np.abs(ref.rate[: int(round(20.0 / ref.dt))])
+        lag = 1e-3**2 / 12 * float(np.sum(rate**3) * ref.dt)
+        assert res["error"] <= 1.15 * lag, f"{res['error']:.2e} m > 1.15 × lag {lag:.2e} m"
+        if res["error"] > 1e-4:
+            pytest.xfail(f"known: the trapezoidal rule's kinematic phase lag over 20 s is "
+                         f"{lag:.2e} m (> 1e-4; Dahlquist: no A-stable multistep method "
+                         f"does better); error {res['error']:.2e} m; nc_step_rk4 meets it")
     assert res["error"] <= 1e-4, f"crank tip error {res['error']:.2e} m over 20 s"
 
 
