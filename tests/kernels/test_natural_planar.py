@@ -61,6 +61,7 @@ def rk4_trajectory(model, q, v, duration: float, h: float, every: float) -> dict
     return out, stride
 
 
+@pytest.mark.slow  # 40,000 numpy steps: ~20 s
 def test_open_chain_matches_spatial_operator_dynamics(monkeypatch, tmp_path):
     """2 s, from q = (0.3, −0.5) rad, q̇ = (0.5, −1) rad/s: the natural-coordinate
     trapezoidal step (h = 50 µs, 2 Newton iterations) reproduces the joint angles of RK4 on
