@@ -445,6 +445,7 @@ __all__ = [
     "CompiledKernels",
     "DTYPES",
     "KernelFunction",
+    "build_jobs",
     "cache_dir",
     "compile_kernels",
     "compiler_command",

@@ -332,8 +332,8 @@ def emit_c(ks: KernelSet, prefix: str | None = None, real: str = "double",
 
 
 __all__ = [
+    "MIN_UNIT_STATEMENTS",
     "REALS",
-    "partition",
     "CFunction",
     "CSource",
     "banner",
@@ -342,5 +342,6 @@ __all__ = [
     "content_hash",
     "emit_c",
     "ops_text",
+    "partition",
     "template_environment",
 ]
