@@ -8,12 +8,11 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import sys
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
+from mechanisms import n_four_bar
 from paths import EXAMPLES
 
 import symgen
@@ -23,9 +22,6 @@ from symgen.build import build_jobs, compile_kernels
 from symgen.emit import MIN_UNIT_STATEMENTS, emit_c, partition
 from symgen.model import SymgenError
 from symgen.printing import ZERO_FILL_MIN
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from mechanisms import n_four_bar  # noqa: E402
 
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror"]
 
