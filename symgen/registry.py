@@ -63,7 +63,10 @@ class Kernel:
     - ``default``: generated when no kernel list is given;
     - ``tolerance``: the bound of :mod:`symgen.verify` against the peers when the default
       (1e-10) does not hold for the kernel's conditioning, with the reason in ``doc``;
-      ``float_check``: whether a float build is compared with the double one.
+      ``float_check``: whether a float build is compared with the double one;
+    - ``setup``: run once per initial condition (assembly), not per time step: its SIMD
+      batch keeps the scalar loop (:mod:`symgen.backends.simd`), which spares the build the
+      lane code of what is often the model's largest kernel.
     """
 
     name: str
@@ -83,6 +86,7 @@ class Kernel:
     doc: str = ""
     tolerance: float | None = None
     float_check: bool = True
+    setup: bool = False
 
     @property
     def output(self) -> str:

@@ -56,6 +56,7 @@ from ..generate import KernelSet
 from ..model import SymgenError
 from ..printing import CPrinter
 from ..program import ArraySpec, Assign, Program, Statement, Store
+from ..registry import Kernel, all_kernels
 from .transpose import block_helpers, is_power_of_two, store_calls
 
 #: Templates of this backend (layout only; everything is decided here).
@@ -219,13 +220,20 @@ def _function_context(fn: str, printer: SimdPrinter, real: str) -> dict:
     }
 
 
-def _vectorised(program: Program) -> bool:
-    """Whether a kernel gets lane code: not when it stores more output elements than it
-    computes operations (a constant or sparse matrix such as the natural mass matrix or
-    constraint Jacobian: its batch is bound by the stores, which the scalar loop issues as
-    fast, and its thousands of constant lanes and transposes cost the compiler minutes)."""
+def _scalar_loop_reason(program: Program, kernel: Kernel | None) -> str | None:
+    """Why a kernel gets no lane code (None: it gets some): a setup kernel (``Kernel.setup``:
+    run once per initial condition, such as an assembly, whose lane code would double the
+    build of what is often the model's largest kernel), or one that stores more output
+    elements than it computes operations (a constant or sparse matrix such as the natural
+    mass matrix or constraint Jacobian: its batch is bound by the stores, which the scalar
+    loop issues as fast, and its thousands of constant lanes and transposes cost the
+    compiler minutes)."""
+    if kernel is not None and kernel.setup:
+        return "runs once per initial condition (a setup kernel)"
     stores = sum(spec.size for spec in program.output_specs)
-    return program.op_counts()["total"] >= stores
+    if program.op_counts()["total"] < stores:
+        return "stores more elements than it computes operations"
+    return None
 
 
 def _kernel_context(f: CFunction, ks: KernelSet, printer: SimdPrinter, ops: str,
@@ -237,9 +245,11 @@ def _kernel_context(f: CFunction, ks: KernelSet, printer: SimdPrinter, ops: str,
     plain = [{"name": spec.name, "size": spec.size} for spec in (*f.inputs, *f.outputs)]
     params = printer.parameters(f.inputs, f.outputs, pointers=True)
     batch_prototype = f"void {f.name}_simd_batch(size_t count, {', '.join(params)})"
-    if not _vectorised(program):
-        return {"vector": False, "scalar_name": f.name, "batch_name": f"{f.name}_simd_batch",
-                "batch_prototype": batch_prototype, "arguments": plain}
+    reason = _scalar_loop_reason(program, all_kernels().get(ks.kernel_of.get(f.program, "")))
+    if reason is not None:
+        return {"vector": False, "reason": reason, "scalar_name": f.name,
+                "batch_name": f"{f.name}_simd_batch", "batch_prototype": batch_prototype,
+                "arguments": plain}
     try:
         body = [printer.statement(Assign(sym, e)) for sym, e in program.assignments]
         outputs = [(spec.name, [printer.lanes(e) for e in exprs])

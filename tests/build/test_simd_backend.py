@@ -292,6 +292,20 @@ def test_portable_target_and_forced_scalar_loop(name):
                  counts=(0, 1, 5)) == 1
 
 
+def test_setup_and_store_bound_kernels_keep_the_scalar_loop():
+    """nc_assemble (a setup kernel) and nc_mass_matrix (constant: no operations, n² stores)
+    get no lane code; nc_step does (test_simd_batch_equals_scalar_batch[four_bar] checks all
+    three batches against the scalar loop)."""
+    ks = kernel_set("four_bar")
+    prefix = ks.prefix or "m"
+    source = emit_simd(ks, prefix).source
+    lanes = {name for name in ("nc_assemble", "nc_mass_matrix", "nc_step")
+             if f"static void {prefix}_{name}_simd_lanes(" in source}
+    assert lanes == {"nc_step"}, lanes
+    assert (f"{prefix}_nc_assemble runs once per initial condition (a setup kernel): the "
+            "scalar loop") in source
+
+
 def test_avx_without_avx2():
     """The AVX (not AVX2) libmvec variants (_ZGVc...), where the host can run them."""
     if " avx" not in cpu_flags():

@@ -272,7 +272,7 @@ _kernel("nc_step_rk4", "one index-1 Runge-Kutta 4 step with projections (high ac
         "the default set (name it): four saddle-point solves per step.")
 _kernel("nc_assemble", "assembly: Newton-Raphson on Φ(q) = 0 from a guess", ("q",),
         (Output("q_assembled", _n, "assembled natural coordinates"),),
-        lambda c: nk.assemble_program(c.nm, c.options))
+        lambda c: nk.assemble_program(c.nm, c.options), setup=True)
 _kernel("nc_body_poses", "world pose [R | p] (3×4) of every body", ("q",),
         (Output("poses", lambda c: (c.nm.modeller.model.nbodies, 3, 4),
                 "world pose of each body, model order"),),
