@@ -6,8 +6,10 @@ Bricard's linkage and the example models), with default ``NaturalOptions`` excep
 - (a) every case stays finite for every h from 1e-5 to 1e-2, with its energy drift within
   :func:`energy_bound`;
 - (b) the error decreases with h until a floor: err(h) ≤ 1.05 err(3h) (or 1.05 err(3.33h))
-  unless err(h) is below the floor of :data:`FLOORS`;
-- (c) the 40-loop chain (n = 82) at h = 1 ms follows the crank tip to 1e-4 m over 20 s;
+  down to the first step within :data:`FLOOR_BAND` of the smallest error (or below the
+  floor of :data:`FLOORS`), and stays within that band at the smaller steps;
+- (c) the 40-loop chain (n = 82) at h = 1 ms follows the crank tip over 20 s within the
+  trapezoidal rule's phase errors (the issue's 1e-4 m: a known xfail for ``nc_step``);
 - (d) Andrews' squeezer at h = 1e-5: the trapezoidal step's error is second order (the
   issue's 1e-6 needs the higher-order ``nc_step_rk4``, tested when registered);
 - (e) the top's energy and vertical angular momentum at h = 1 ms over 2 s within the
@@ -29,8 +31,8 @@ from natural_runs import (
     CASES,
     CHAIN_SHORT,
     ChainReference,
-    chain_reference,
     assess,
+    chain_reference,
     make_case,
     simulate,
     step_kernels,
@@ -59,6 +61,8 @@ RATES = {"chain2": 6.5, "chain40": 6.5, "andrews": 1.5e3, "top": TOP["spin"], "b
 #: top's extrapolation at rtol 1e-12) plus rounding accumulated over the ≤ 2e5 steps of a
 #: run, ε·N·|q| ≈ 4e-11: errors below these are not the step's truncation.
 FLOORS = {"chain2": 1e-9, "chain40": 1e-9, "andrews": 1e-9, "top": 1e-9}
+#: Errors within this factor of the smallest one are at the floor (b).
+FLOOR_BAND = 2.0
 
 
 def energy_bound(key: str, h: float, steps: int) -> float:
@@ -165,23 +169,51 @@ def test_error_decreases_with_the_step_until_a_floor(key):
         res = run(key, h)
         assert res["stable"], f"{key}, h = {h:g}: non-finite at t = {res['failed_at']:.6g} s"
         errors.append(res["error"])
-    # monotone down to the smallest error (the floor), or below FLOORS[key] everywhere
-    best = int(np.argmin(errors))
+    # the floor is the smallest error; a step is at the floor when its error is within
+    # FLOOR_BAND of it (rounding noise: a random walk, whose largest excursion over a run
+    # varies by a factor of about 2 from one run to the next). Down to the first step at
+    # the floor the error decreases (1.05: the truncation error's own wobble between
+    # neighbouring steps); from there on it stays at the floor (no rise as 1/h).
+    low = min(errors)
+    band = FLOOR_BAND * low
+    first = next(i for i, e in enumerate(errors) if e <= max(band, FLOORS[key]))
     table = ", ".join(f"{h:g}: {e:.2e}" for h, e in zip(STEPS, errors, strict=True))
-    for i in range(1, len(STEPS)):
+    for i in range(1, first + 1):
         (h1, e1), (h2, e2) = (STEPS[i - 1], errors[i - 1]), (STEPS[i], errors[i])
-        if i <= best:
-            assert e2 <= 1.05 * e1 or e2 <= FLOORS[key], (
-                f"{key}: error {e2:.2e} at h = {h2:g} > {e1:.2e} at h = {h1:g}; all: {table}")
-    # below the floor's step the error must not climb back above the default step's (1 ms)
-    if key in ("chain40",):
-        pytest.xfail("known: below h = 3e-4 the 40-loop chain's error grows like 1/h "
-                     "(roundoff in the singular bands, more steps inside them): " + table)
-    default = errors[STEPS.index(1e-3)] if 1e-3 in STEPS else max(errors)
-    assert max(errors[best:]) <= max(default, FLOORS[key]), table
+        assert e2 <= 1.05 * e1 or e2 <= FLOORS[key], (
+            f"{key}: error {e2:.2e} at h = {h2:g} > {e1:.2e} at h = {h1:g}; all: {table}")
+    for h, e in zip(STEPS[first:], errors[first:], strict=True):
+        assert e <= max(band, FLOORS[key]), (
+            f"{key}: error {e:.2e} at h = {h:g} rises above the floor {low:.2e}: {table}")
 
 
 # ------------------------------------------------------------------------- (c) the chain
+
+
+def trapezoidal_phase_bound(n: int, h: float, seconds: float) -> tuple[float, float, float]:
+    """The trapezoidal rule's two phase errors on the N-four-bar's motion over ``seconds``
+    (the bound, and its two terms), from the exact reduction:
+
+    - the kinematic lag: the rule turns a point moving at rate ω on a circle by
+      2 arctan(ωh/2) per step instead of ωh (q_{n+1} − q_n = h/2 (q̇_n + q̇_{n+1}) with
+      tangent velocities), (ωh)³/12 per step whatever the forces, (h²/12)∫|θ̇|³dt in all;
+    - the energy shift: a symmetric second-order method follows, without drift, a modified
+      energy O((Ωh)²) from the true one (Hairer, Lubich & Wanner, *Geometric Numerical
+      Integration*, 2nd ed. 2006, §IX.3, §XI.3), so its motion has the period of a motion
+      whose energy is shifted by about (Ωh)²/12 of the largest kinetic energy (Ω the
+      fastest rate). This swing (138° either side of the bottom) has a period sensitive to
+      its energy: the drift is the largest tip distance between the reduction and the
+      reduction started with that much more energy.
+    """
+    ref = chain_reference(n, seconds + 1e-3)
+    rate = np.abs(ref.rate[: int(round(seconds / ref.dt))])
+    lag = h**2 / 12 * float(np.sum(rate**3) * ref.dt)
+    fastest = float(rate.max())
+    shift = (fastest * h) ** 2 / 12 * 0.5 * ref.inertia * fastest**2
+    shifted = ChainReference(n, seconds + 1e-3, rate0=math.sqrt(1 + 2 * shift / ref.inertia))
+    t = np.arange(0.0, seconds, 1e-3)
+    drift = float(np.max(np.linalg.norm(ref.tip(t) - shifted.tip(t), axis=1)))
+    return lag + drift, lag, drift
 
 
 def _registered(step: str) -> None:
@@ -198,18 +230,14 @@ def test_forty_loop_chain_at_one_millisecond(step):
     res = run("chain40", 1e-3, 20.0, step)
     assert res["stable"], f"non-finite at t = {res['failed_at']:.6g} s"
     if step == "nc_step":
-        # the trapezoidal rule turns a point moving at rate ω on a circle by 2 arctan(ωh/2)
-        # per step instead of ωh (q_{n+1} − q_n = h/2 (q̇_n + q̇_{n+1}), tangent velocities):
-        # a lag of (ωh)³/12 per step whatever the forces, (h²/12)∫|θ̇|³dt over the run;
-        # the step may add its own errors (multipliers, projections) up to 15 % of it
-        ref = chain_reference(c.notes["n"], 20.0 + 1e-3)
-        rate = np.abs(ref.rate[: int(round(20.0 / ref.dt))])
-        lag = 1e-3**2 / 12 * float(np.sum(rate**3) * ref.dt)
-        assert res["error"] <= 1.15 * lag, f"{res['error']:.2e} m > 1.15 × lag {lag:.2e} m"
+        bound, lag, drift = trapezoidal_phase_bound(c.notes["n"], 1e-3, 20.0)
+        assert res["error"] <= bound, (
+            f"{res['error']:.2e} m > lag {lag:.2e} m + energy-shift drift {drift:.2e} m")
         if res["error"] > 1e-4:
-            pytest.xfail(f"known: the trapezoidal rule's kinematic phase lag over 20 s is "
-                         f"{lag:.2e} m (> 1e-4; Dahlquist: no A-stable multistep method "
-                         f"does better); error {res['error']:.2e} m; nc_step_rk4 meets it")
+            pytest.xfail(f"known: the trapezoidal rule's phase errors over 20 s, kinematic "
+                         f"lag {lag:.2e} m and up to {drift:.2e} m from its O((Ωh)²) energy "
+                         f"shift, exceed 1e-4; error {res['error']:.2e} m; nc_step_rk4 "
+                         f"meets it")
     assert res["error"] <= 1e-4, f"crank tip error {res['error']:.2e} m over 20 s"
 
 

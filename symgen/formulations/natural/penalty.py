@@ -24,11 +24,21 @@ never reach q: Bᵀ annihilates them).
 roundoff on the Newton correction, and the position-level residual Φ, computed to
 O(ε |q|²), reaches the forces multiplied by A.
 
+**Rounding per unit of time.** The multipliers carry λ* += A Φ, and Φ is computed to
+O(ε |q|²) only (the coordinates are rounded): with A ∝ ρ/h² that noise moves the positions
+by ~ρε|q| per step whatever h, i.e. by ~ρε|q|/h per unit of simulated time. A ρ fixed
+while h shrinks thus makes the error grow again as 1/h below some step.
+
 **Rule.** ρ = target / σ_min (each update shrinks the multiplier error by at least
-``1/(1 + target)``), then ρ ≤ κ_max / ((1 + 2μ/h) σ_max) so that ε κ stays below ~2e-7,
-and ρ ≥ ρ_min. When the target cannot be met under the cap (σ_max/σ_min > κ_max/target:
-the mechanism is near a singular position at the assembled configuration, or its
-constraints are very unevenly conditioned), the cap wins and the choice carries a warning.
+``1/(1 + target)``) at steps h ≥ h_ref, the default step, and in proportion to h below
+it: ρ/h, the rounding per unit of time, then stays that of h_ref and the error levels off
+at a floor instead of rising, while the multiplier error left per step, the contraction
+1/(1 + ρσ) applied to the predictor's error (itself O(h): the change of λ over a step),
+stays below the step's truncation error (measured: docs/natural.md). Then
+ρ ≤ κ_max / ((1 + 2μ/h) σ_max) so that ε κ stays below ~2e-7, and ρ ≥ ρ_min. When the
+target cannot be met under the cap (σ_max/σ_min > κ_max/target: the mechanism is near a
+singular position at the assembled configuration, or its constraints are very unevenly
+conditioned), the cap wins and the choice carries a warning.
 Singular positions reached during the motion are handled by the step, not by the penalty
 (σ_min → 0 there for any A).
 """
@@ -47,6 +57,9 @@ TARGET = 1e4
 KAPPA_MAX = 1e9
 #: Smallest scale ρ (well-conditioned mechanisms: σ_min ≈ 1).
 RHO_MIN = 1e4
+#: The step at and above which the contraction target applies in full (the default step of
+#: :class:`~symgen.formulations.natural.kernels.NaturalOptions`); below it, ρ ∝ h.
+REFERENCE_STEP = 1e-3
 
 
 @dataclass(frozen=True)
@@ -97,7 +110,7 @@ def choose_penalty(nm: NaturalModel, h: float, mu: float, alpha: float | None = 
         return PenaltyChoice(uniform, rho, sigma_min, sigma_max)
     cap = KAPPA_MAX / (damping * sigma_max)
     wanted = max(TARGET / sigma_min, RHO_MIN)
-    rho = min(wanted, cap)
+    rho = max(min(wanted * min(1.0, h / REFERENCE_STEP), cap), min(RHO_MIN, cap))
     warning = None
     if wanted > cap:
         warning = (
@@ -111,5 +124,5 @@ def choose_penalty(nm: NaturalModel, h: float, mu: float, alpha: float | None = 
     return PenaltyChoice(rho / d, rho, sigma_min, sigma_max, warning)
 
 
-__all__ = ["KAPPA_MAX", "PenaltyChoice", "RHO_MIN", "TARGET", "choose_penalty",
-           "constraint_compliance"]
+__all__ = ["KAPPA_MAX", "REFERENCE_STEP", "RHO_MIN", "TARGET", "PenaltyChoice",
+           "choose_penalty", "constraint_compliance"]
