@@ -10,7 +10,9 @@ Sections (each writes ``<results>/<section>.json``; the page is rendered from th
 (symgen's generation time and per-kernel op counts), ``sympy_generation`` (generation speed vs
 sympy.physics.mechanics, with a PNG plot), ``embedded`` (Cortex-M4 size, stack, cycles),
 ``batch`` (states/s of the SIMD batch against the scalar batch loop, through C and through the
-numpy wrapper) and ``python_calls`` (single calls from Python, symgen vs Pinocchio's bindings).
+numpy wrapper), ``python_calls`` (single calls from Python, symgen vs Pinocchio's bindings) and
+``natural_accuracy`` (the natural-coordinate step on the closed-loop benchmark mechanisms over
+a range of steps, against independent references; ``bench.natural_accuracy``).
 A peer that is not installed, or a tool that is missing, is reported on the page, not fatal.
 """
 
@@ -31,13 +33,14 @@ from symgen.robots import robot_urdf, spatial_chain
 from . import batch_numpy, embedded, generation, report
 from . import batch_throughput as bt
 from . import kernel_speed as ksp
+from . import natural_accuracy as nacc
 from . import python_calls as pyc
 from . import sympy_generation as sgen
 from .common import RESULTS, ROOT, log, machine_info, pin_to_one_cpu, random_states, write_json
 from .peers import casadi_peer, mujoco_peer
 
 SECTIONS = ("kernel_speed", "generation", "sympy_generation", "embedded", "batch",
-            "python_calls")
+            "python_calls", "natural_accuracy")
 ROBOTS = (("ur5", False), ("panda", False), ("xarm7", False), ("solo12", True), ("talos", True))
 CHAINS = (2, 5, 10, 20, 50)
 CASADI_VENV = ROOT / "bench" / ".venv-casadi"
@@ -50,21 +53,25 @@ MODES: dict[str, dict[str, Any]] = {
              "generation_robots": generation.ROBOTS, "panda_runs": 3, "embedded": "panda",
              "batch": {"robots": bt.ROBOTS, "targets": bt.TARGETS, "sizes": bt.SIZES,
                        "repeats": bt.REPEATS},
-             "python_calls": {"robots": pyc.ROBOTS, "number": 20000, "repeat": 15}},
+             "python_calls": {"robots": pyc.ROBOTS, "number": 20000, "repeat": 15},
+             "natural": {"cases": nacc.nr.CASES, "steps": nacc.FULL_STEPS}},
     "quick": {"robots": ROBOTS[:1], "chains": (2, 10), "states": 200, "repeats": 5, "rounds": 3,
               "builds": {"-O3": ["-O3"]}, "sympy_sizes": (1, 2, 4, 6),
               "symgen_sizes": (1, 2, 4, 6, 10, 20), "timeout_s": 120.0,
               "generation_robots": generation.ROBOTS[:2], "panda_runs": 1, "embedded": "panda",
               "batch": {"robots": ("panda",), "targets": bt.TARGETS, "sizes": (1_000, 10_000),
                         "repeats": {1_000: 11, 10_000: 5}},
-              "python_calls": {"robots": pyc.ROBOTS[:2], "number": 2000, "repeat": 7}},
+              "python_calls": {"robots": pyc.ROBOTS[:2], "number": 2000, "repeat": 7},
+              "natural": {"cases": ("chain2", "andrews", "top", "four_bar"),
+                          "steps": nacc.QUICK_STEPS}},
     "smoke": {"robots": (), "chains": (2,), "states": 50, "repeats": 3, "rounds": 2,
               "builds": {"-O3": ["-O3"]}, "sympy_sizes": (1, 2), "symgen_sizes": (1, 2),
               "timeout_s": 60.0, "generation_robots": generation.ROBOTS[1:2], "panda_runs": 1,
               "embedded": "chain2",
               "batch": {"robots": ("ur5",), "targets": ("portable",), "sizes": (100, 1_000),
                         "repeats": {100: 3, 1_000: 3}},
-              "python_calls": {"robots": pyc.ROBOTS[:1], "number": 200, "repeat": 3}},
+              "python_calls": {"robots": pyc.ROBOTS[:1], "number": 200, "repeat": 3},
+              "natural": {"cases": ("four_bar",), "steps": (1e-3, 1e-4)}},
 }
 
 
@@ -225,6 +232,13 @@ def run_python_calls(cfg: dict[str, Any], out: Path) -> None:
                      "results": results})
 
 
+def run_natural_accuracy(cfg: dict[str, Any], out: Path) -> None:
+    """The natural-coordinate step's accuracy and stability (bench.natural_accuracy), two
+    worker processes (each builds and runs its own cases)."""
+    c = cfg["natural"]
+    write_json(out, nacc.measure_all(list(c["cases"]), list(c["steps"]), jobs=2))
+
+
 def load_results(folder: Path) -> dict[str, Any]:
     """Every section's JSON in ``folder`` (None where a section has not been run)."""
     paths = {name: folder / f"{name}.json" for name in SECTIONS}
@@ -286,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
         run_batch(cfg, results / "batch.json")
     if "python_calls" in only:
         run_python_calls(cfg, results / "python_calls.json")
+    if "natural_accuracy" in only:
+        run_natural_accuracy(cfg, results / "natural_accuracy.json")
     res = load_results(results)
     sg = res.get("sympy_generation")
     link = report.relative_link(png, page) if sg and sg.get("png") else None

@@ -7,6 +7,9 @@ range of steps, against independent references.
     python -m bench.natural_accuracy --cases chain2,top --steps 1e-3,1e-4
     python -m bench.natural_accuracy --quick --kernel nc_step_rk4
 
+``python -m bench`` runs it as its ``natural_accuracy`` section (all cases and steps; the
+quick mode a few) and renders the tables on docs/benchmarks.md.
+
 Per mechanism (the cases of tests/natural_runs.py: the N-four-bar chain for N = 2 and 40
 against its exact one-DOF reduction, Andrews' squeezer against the test set's solution at
 0.03 s, the spinning top against Euler's equations, Bricard's linkage, the example models)
@@ -22,7 +25,8 @@ cranks horizontal, at 0.58 s and 1.15 s for N = 2), Andrews 0.03 s, the others 2
 each simulating what it built; the C is cached by symgen (by source hash), so a second run
 only regenerates. With two jobs each run shares the machine with the other worker's
 compiler: ``--jobs 1`` for quiet timings. Results: printed tables and
-``bench/results[/quick]/natural_accuracy.json``.
+``bench/results[/quick]/natural_accuracy.json`` (a run of chosen cases, steps or kernel
+writes only where ``--out`` says, so that it never replaces the full results).
 """
 
 from __future__ import annotations
@@ -125,8 +129,8 @@ def _order(previous: dict[str, Any] | None, r: dict[str, Any]) -> str:
     name = "error 2 s" if "error 2 s" in r else "error"
     if name == "error" and abs(previous["t_end"] - r["t_end"]) > 1e-9:
         return "—"
-    e1, e2 = previous.get(name, math.nan), r.get(name, math.nan)
-    if not (e1 > 0 and e2 > 0):
+    e1, e2 = previous.get(name), r.get(name)  # None (JSON) or NaN: no error measured
+    if not (isinstance(e1, float) and isinstance(e2, float) and e1 > 0 and e2 > 0):
         return "—"
     return f"{math.log(e1 / e2) / math.log(previous['h'] / r['h']):.2f}"
 
@@ -194,13 +198,52 @@ def run(cases: list[str], steps: list[float], jobs: int, kernel: str = "nc_step"
     return {k: {"model": info[k], "runs": results[k]} for k in cases}
 
 
+def measure_all(cases: list[str], steps: list[float], jobs: int, kernel: str = "nc_step"
+                ) -> dict[str, Any]:
+    """Every (case, h) measured, with the machine, the code version and the settings: the
+    content of ``natural_accuracy.json``."""
+    started = time.perf_counter()
+    log(f"natural accuracy: {len(cases)} cases × {len(steps)} steps, {jobs} job(s)")
+    version = code_version()
+    log(f"  kernel {kernel}, code {version}")
+    results = run(cases, steps, max(1, jobs), kernel)
+    return _plain({"machine": machine_info(), "code": version,
+                   "settings": {"steps": steps, "jobs": jobs, "kernel": kernel},
+                   "results": results, "seconds": time.perf_counter() - started})
+
+
+def summary(res: dict[str, Any]) -> str:
+    """One sentence for the benchmark page's summary: how many runs stayed finite."""
+    runs = [r for case in res["results"].values() for r in case["runs"]]
+    stable = sum(1 for r in runs if r["stable"])
+    steps = sorted({r["h"] for r in runs})
+    return (f"{stable} of {len(runs)} runs of `{res['settings']['kernel']}` stayed finite "
+            f"({len(res['results'])} mechanisms, h = {steps[0]:g} ... {steps[-1]:g} s, "
+            "default options).")
+
+
+def section(res: dict[str, Any]) -> str:
+    """The benchmark page's section: the settings, then one table per mechanism."""
+    intro = (f"The compiled `{res['settings']['kernel']}` (default `NaturalOptions` except "
+             "the step h, which it bakes in) on the benchmark mechanisms of `docs/natural.md`, "
+             "against independent references (`tests/natural_runs.py`): the error (the "
+             "chain's crank tip against its exact one-DOF reduction, Andrews' seven angles "
+             "against the test set's solution at 0.03 s, the top's attitude against Euler's "
+             "equations), the energy drift (of the run's largest kinetic energy), the "
+             "largest |Φ| and |λ|, the empirical order and the time per step. Code "
+             f"{res['code']}; {res['seconds']:.0f} s. Re-measure one mechanism with "
+             "`python -m bench.natural_accuracy --cases chain40`.")
+    tables = [render(key, case["model"], case["runs"]) for key, case in res["results"].items()]
+    return "\n\n".join([intro, *tables])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.natural_accuracy",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help=f"steps {', '.join(f'{h:g}' for h in QUICK_STEPS)} only")
-    parser.add_argument("--cases", default=",".join(nr.CASES),
-                        help=f"comma-separated cases (of {', '.join(nr.CASES)})")
+    parser.add_argument("--cases", default=None,
+                        help=f"comma-separated cases (of {', '.join(nr.CASES)}; default all)")
     parser.add_argument("--steps", default=None, help="comma-separated steps h (s)")
     parser.add_argument("--kernel", default="nc_step",
                         help="the step kernel (inputs q, qd, qdd, lam[, tau, params]; "
@@ -208,9 +251,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--out", type=Path, default=None,
                         help="folder of natural_accuracy.json (default bench/results/, "
-                             "--quick: bench/results/quick/)")
+                             "--quick: bench/results/quick/; a run of chosen cases, steps "
+                             "or kernel writes no file unless given one)")
     args = parser.parse_args(argv)
-    cases = [c.strip() for c in args.cases.split(",") if c.strip()]
+    cases = ([c.strip() for c in args.cases.split(",") if c.strip()] if args.cases
+             else list(nr.CASES))
     unknown = sorted(set(cases) - set(nr.CASES))
     if unknown:
         parser.error(f"unknown case(s) {', '.join(unknown)} (known: {', '.join(nr.CASES)})")
@@ -221,24 +266,22 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--steps takes numbers, got {args.steps!r}")
     if any(not h > 0 for h in steps):
         parser.error("steps must be positive")
-    out = args.out or (RESULTS / "quick" if args.quick else RESULTS)
-    started = time.perf_counter()
-    log(f"natural accuracy: {len(cases)} cases × {len(steps)} steps, {args.jobs} job(s)")
     try:
         symgen.registry.get(args.kernel)
     except symgen.SymgenError as exc:
         parser.error(str(exc))
-    version = code_version()
-    log(f"  kernel {args.kernel}, code {version}")
-    results = run(cases, steps, max(1, args.jobs), args.kernel)
-    print(f"Code {version}, step kernel {args.kernel}, default NaturalOptions(step=h).\n")
+    chosen = bool(args.cases or args.steps) or args.kernel != "nc_step"
+    out = args.out or (None if chosen else RESULTS / "quick" if args.quick else RESULTS)
+    res = measure_all(cases, steps, args.jobs, args.kernel)
+    print(f"Code {res['code']}, step kernel {args.kernel}, default NaturalOptions(step=h).\n")
     for key in cases:
-        print(render(key, results[key]["model"], results[key]["runs"]) + "\n", flush=True)
-    write_json(out / "natural_accuracy.json", _plain({
-        "machine": machine_info(), "code": version,
-        "settings": {"steps": steps, "jobs": args.jobs, "kernel": args.kernel},
-        "results": results, "seconds": time.perf_counter() - started}))
-    log(f"wrote {out / 'natural_accuracy.json'} ({time.perf_counter() - started:.0f} s)")
+        print(render(key, res["results"][key]["model"], res["results"][key]["runs"]) + "\n",
+              flush=True)
+    if out is None:
+        log("chosen cases, steps or kernel: no file written (--out DIR to keep the results)")
+        return 0
+    write_json(out / "natural_accuracy.json", res)
+    log(f"wrote {out / 'natural_accuracy.json'} ({res['seconds']:.0f} s)")
     return 0
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import embedded, generation
+from . import embedded, generation, natural_accuracy
 from .common import table
 from .kernel_speed import KERNELS, PAIRS, ratios
 
@@ -166,6 +166,9 @@ def summary(res: Mapping[str, Any]) -> str:
     pc = res.get("python_calls")
     if pc and "results" in pc:
         lines.append("- **Single calls from Python:** " + python_calls_summary(pc))
+    nat = res.get("natural_accuracy")
+    if nat:
+        lines.append("- **Natural-coordinate step:** " + natural_accuracy.summary(nat))
     return "\n".join(lines)
 
 
@@ -405,8 +408,9 @@ def machine_section(res: Mapping[str, Any]) -> str:
 
 def render(res: Mapping[str, Any], png: str | None, command: str) -> str:
     """The whole page from the results of each section (``None``: section not run)."""
-    ks, gen, sg, emb, batch, pc = (res.get(k) for k in (
-        "kernel_speed", "generation", "sympy_generation", "embedded", "batch", "python_calls"))
+    ks, gen, sg, emb, batch, pc, nat = (res.get(k) for k in (
+        "kernel_speed", "generation", "sympy_generation", "embedded", "batch", "python_calls",
+        "natural_accuracy"))
     parts = [
         "# Benchmarks",
         "",
@@ -439,6 +443,9 @@ def render(res: Mapping[str, Any], png: str | None, command: str) -> str:
                   batch_section(batch, pc)]
     if pc:
         parts += ["", "## 7. Single calls from Python", "", python_calls_section(pc)]
+    if nat:
+        parts += ["", "## 8. Natural coordinates: the step's accuracy and stability", "",
+                  natural_accuracy.section(nat)]
     return "\n".join(parts) + "\n"
 
 

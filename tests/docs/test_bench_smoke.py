@@ -1,5 +1,6 @@
 """Smoke test of the benchmark command: ``python -m bench --smoke`` runs every section end to
-end on the smallest models (the 2-link chain; the UR5 for the batch and Python-call sections)
+end on the smallest models (the 2-link chain; the UR5 for the batch and Python-call sections;
+the four-bar for the natural-coordinate step)
 in under a minute and writes a page and JSON.
 
 The benchmarks themselves are not part of the test run; this only proves the command works.
@@ -36,7 +37,8 @@ def test_bench_smoke_runs_end_to_end(tmp_path: Path) -> None:
     page = (tmp_path / "benchmarks.md").read_text()
     for heading in ("## Summary", "## 1. Kernel speed", "## 3. Generation speed",
                     "## 4. Operation counts", "## 6. Batch throughput (vectorised vs scalar)",
-                    "## 7. Single calls from Python"):
+                    "## 7. Single calls from Python",
+                    "## 8. Natural coordinates: the step's accuracy and stability"):
         assert heading in page
 
     speed = json.loads((tmp_path / "kernel_speed.json").read_text())
@@ -71,3 +73,8 @@ def test_bench_smoke_runs_end_to_end(tmp_path: Path) -> None:
         times = calls["results"]["ur5"]
         assert sorted(times) == ["forward_dynamics", "inverse_dynamics", "mass_matrix"]
         assert all(t["symgen"] > 0 and t["pinocchio"] > 0 for t in times.values())
+
+    natural = json.loads((tmp_path / "natural_accuracy.json").read_text())
+    runs = natural["results"]["four_bar"]["runs"]
+    assert sorted(r["h"] for r in runs) == [1e-4, 1e-3]
+    assert all(r["stable"] and r["step_us"] > 0 for r in runs)
