@@ -174,11 +174,21 @@ OP_COLUMNS = ("add", "mul", "div", "sqrt", "trig", "other", "total")
     "DOF).",
 )
 @click.option(
+    "--loops",
+    is_flag=True,
+    help="Analyse the closed loops in joint coordinates (Müller 2014): per loop the two "
+    "chains, raw constraint rows, motion-space dimensions, the rows kept and the other "
+    "possible cuts; in total the coordinates, kept and independent constraints (rank at "
+    "several assembled configurations), redundant ones and the DOF.",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
     help="With --ops: print only one JSON object {program: {add, mul, div, sqrt, trig, "
-    "other, total}} on stdout.",
+    "other, total}} on stdout. With --loops: print the loop analysis as one JSON object "
+    "(coordinates, constraints_raw, constraints_kept, constraints_independent, redundant, "
+    "residual_redundant, dof, loops, ...).",
 )
 @click.option(
     "--partition",
@@ -216,6 +226,7 @@ def info(
     floating_base: bool,
     ops: bool,
     natural: bool,
+    loops: bool,
     as_json: bool,
     partition: str | None,
     fd_method: str | None,
@@ -232,12 +243,17 @@ def info(
     of each (e.g. "ltdl (aba 99, ltdl 76)"); a last line names the default
     forward-dynamics method. --json prints the counts as one JSON object instead, and
     nothing else on stdout. Progress ("deriving NAME") goes to stderr.
+
+    With --loops, analyse the closed loops instead (docs/loops.md); --json prints that
+    analysis as one JSON object.
     """
+    if ops and loops:
+        raise SymgenError("--loops and --ops are separate reports: give one of them")
     if not ops:
         given = [
             flag
             for flag, value in (
-                ("--json", as_json),
+                ("--json", as_json and not loops),
                 ("--partition", partition is not None),
                 ("--fd-method", fd_method is not None),
                 ("--frame", bool(frames)),
@@ -251,6 +267,12 @@ def info(
     _check_choice("--fd-method", fd_method, FD_METHODS)
     model = load(model_path, floating_base=floating_base, lock=parse_locks(locks))
     _base_hint(model)
+    if loops:
+        from .loops import analyse_loops
+
+        analysis = analyse_loops(model)
+        click.echo(json.dumps(analysis.as_dict(), indent=2) if as_json else analysis.text())
+        return
     if not ops:
         click.echo(describe(model))
         if natural:

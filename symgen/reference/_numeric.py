@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import JointType, Model
+from ..model import Joint, JointType, Model
 from .spatial import spatial_inertia
 
 
@@ -113,28 +113,19 @@ def _unit(values) -> np.ndarray:
     return a / np.linalg.norm(a)
 
 
+def numeric_joint(j: Joint, q: slice, v: slice) -> NumericJoint:
+    """The numeric snapshot of a resolved joint whose coordinates sit at ``q`` / ``v``."""
+    axis = _unit(j.axis) if j.type.uses_axis else np.array([0.0, 0.0, 1.0])
+    axis2 = _unit(j.axis2) if j.type is JointType.UNIVERSAL else np.array([0.0, 1.0, 0.0])
+    e1, e2 = planar_basis(axis)
+    return NumericJoint(j.name, j.type, q, v, _arr(j.placement.rotation),
+                        _arr(j.placement.translation), axis, axis2, float(j.pitch), e1, e2,
+                        _arr([float(x) for x in j.armature_values]))
+
+
 def _convert(model: Model) -> NumericModel:
-    joints = []
-    for j in model.joints:
-        axis = _unit(j.axis) if j.type.uses_axis else np.array([0.0, 0.0, 1.0])
-        axis2 = _unit(j.axis2) if j.type is JointType.UNIVERSAL else np.array([0.0, 1.0, 0.0])
-        e1, e2 = planar_basis(axis)
-        joints.append(
-            NumericJoint(
-                j.name,
-                j.type,
-                model.q_slices[j.name],
-                model.v_slices[j.name],
-                _arr(j.placement.rotation),
-                _arr(j.placement.translation),
-                axis,
-                axis2,
-                float(j.pitch),
-                e1,
-                e2,
-                _arr([float(x) for x in j.armature_values]),
-            )
-        )
+    joints = [numeric_joint(j, model.q_slices[j.name], model.v_slices[j.name])
+              for j in model.joints]
     body_index = {b.name: i for i, b in enumerate(model.bodies)}
     body_index[model.root] = -1
     frames = {

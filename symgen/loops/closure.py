@@ -1,0 +1,206 @@
+"""Loop closure in joint coordinates, numerically: the cut joints' residuals, their
+velocity-level constraint rows and the assembly of the loops (generation-time analysis).
+
+A loop joint α joins the frame F_P = C_P S_P on its parent body P to the frame F_C = C_C S_C
+on its child body C (``placement`` and ``child_placement``); the loop is closed when
+F_P⁻¹ F_C is a motion of the joint, exp(Z_α q_α) (Müller 2014, eq. 19). At velocity level
+the relative twist of C with respect to P, expressed in F_P, must lie in span(Z_α):
+
+    W_α Ad⁻¹_{F_P} (V_C − V_P) = 0,    V_b = Σ_j J_j q̇_j  (spatial twists, eq. 15, 20-22)
+
+with W_α the (6 − ν) rows orthogonal to Z_α; the columns of the constraint Jacobian H_α are
+W_α Ad⁻¹_{F_P} (±J_j), + on C's chain and − on P's (eq. 22-23). Z_α is constant in F_P for
+every joint type but the universal, whose second axis turns with the first angle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model import JointType, Model, SymgenError
+from ..reference._numeric import NumericJoint, NumericModel, numeric_joint, prepare
+from ..reference.integrate import integrate
+from ..reference.joints import joint_pose, motion_subspace
+from ..reference.kinematics import TreeKinematics, tree_kinematics
+from .screws import adjoint, adjoint_inverse, complement
+
+Array = np.ndarray
+
+
+def _rotation_vector(r: Array) -> Array:
+    """log of a rotation matrix as a rotation vector (angle ≤ π)."""
+    cos = np.clip((np.trace(r) - 1.0) / 2.0, -1.0, 1.0)
+    angle = float(np.arccos(cos))
+    axial = np.array([r[2, 1] - r[1, 2], r[0, 2] - r[2, 0], r[1, 0] - r[0, 1]])
+    if angle < 1e-6:
+        return 0.5 * axial
+    if np.pi - angle < 1e-6:  # axis from the symmetric part
+        sym = (r + np.eye(3)) / 2.0
+        k = int(np.argmax(np.diag(sym)))
+        axis = sym[:, k] / np.sqrt(max(sym[k, k], 1e-300))
+        return angle * axis
+    return angle / (2.0 * np.sin(angle)) * axial
+
+
+@dataclass(frozen=True)
+class CutJoint:
+    """A loop joint with its bodies' indices (−1: the root) and its numeric data."""
+
+    name: str
+    type: JointType
+    parent: int
+    child: int
+    joint: NumericJoint
+    child_rotation: Array
+    child_translation: Array
+
+    @property
+    def nv(self) -> int:
+        return self.type.nv
+
+    def free_motion(self, relative: Array | None = None) -> Array:
+        """Z_α: the joint's motion screws (6 × ν) in F_P, at the relative rotation
+        ``relative`` of F_C in F_P (only the universal joint's depend on it)."""
+        j = self.joint
+        if self.type is JointType.UNIVERSAL:
+            second = (relative if relative is not None else np.eye(3)) @ j.axis2
+            return np.column_stack([np.concatenate([j.axis, np.zeros(3)]),
+                                    np.concatenate([second, np.zeros(3)])])
+        zero = np.zeros(j.q.stop - j.q.start)
+        r, p = joint_pose(j, zero)
+        return adjoint(r, p) @ motion_subspace(j, zero)
+
+
+class LoopClosure:
+    """The loop joints of a model, numerically (parameters resolved with ``params``)."""
+
+    def __init__(self, model: Model, params: dict[str, float] | None = None) -> None:
+        resolved = model.resolve(params)
+        self.model = resolved
+        self.nm: NumericModel = prepare(resolved)
+        index = {name: i for i, name in enumerate(self.nm.body_names)}
+        index[resolved.root] = -1
+        self.cuts: list[CutJoint] = []
+        for j in resolved.loop_joints:
+            if j.type is JointType.FREE:
+                raise SymgenError(f"loop joint {j.name!r}: a free joint closes nothing")
+            nj = numeric_joint(j, slice(0, j.type.nq), slice(0, j.type.nv))
+            self.cuts.append(CutJoint(
+                j.name, j.type, index[j.parent], index[j.child], nj,
+                np.array(j.child_placement.rotation, float),
+                np.array(j.child_placement.translation, float)))
+
+    # ------------------------------------------------------------------ geometry
+
+    def path(self, body: int) -> list[int]:
+        """Bodies from ``body`` up to (not including) the root, tip first."""
+        out = []
+        while body >= 0:
+            out.append(body)
+            body = self.nm.parents[body]
+        return out
+
+    def chains(self, cut: CutJoint) -> tuple[list[int], list[int]]:
+        """The tree joints (by body index, base first) from the loop's common ancestor to
+        the cut joint's parent body and to its child body (Müller's K_k' and K_l'')."""
+        up_p, up_c = self.path(cut.parent), self.path(cut.child)
+        common = set(up_p) & set(up_c)
+        return ([b for b in reversed(up_p) if b not in common],
+                [b for b in reversed(up_c) if b not in common])
+
+    def cut_frames(self, cut: CutJoint, tk: TreeKinematics) -> tuple[tuple[Array, Array],
+                                                                    tuple[Array, Array]]:
+        """World poses (R, p) of F_P and F_C."""
+        rp, pp = tk.pose(cut.parent)
+        rc, pc = tk.pose(cut.child)
+        fp = (rp @ cut.joint.rotation, rp @ cut.joint.translation + pp)
+        fc = (rc @ cut.child_rotation, rc @ cut.child_translation + pc)
+        return fp, fc
+
+    def world_screws(self, tk: TreeKinematics, bodies: list[int]) -> Array:
+        """The spatial (world) motion screws of the joints driving ``bodies`` (6 × Σν)."""
+        cols = [adjoint(tk.rotation[b], tk.position[b]) @ tk.s[b] for b in bodies]
+        return np.column_stack(cols) if cols else np.zeros((6, 0))
+
+    # ------------------------------------------------------------------ constraints
+
+    def residual(self, q: Array) -> Array:
+        """The cut joints' position errors, 6 − ν per loop: W_α applied to (rotation vector,
+        position) of F_C in F_P (zero iff the loop is closed; for the universal joint the
+        centre's offset and the cosine between its two axes)."""
+        tk = tree_kinematics(self.nm, q)
+        out = []
+        for cut in self.cuts:
+            (rp, pp), (rc, pc) = self.cut_frames(cut, tk)
+            r_rel = rp.T @ rc
+            p_rel = rp.T @ (pc - pp)
+            if cut.type is JointType.UNIVERSAL:
+                j = cut.joint
+                out.append(np.concatenate([p_rel, [j.axis @ r_rel @ j.axis2 - j.axis @ j.axis2]]))
+                continue
+            z = cut.free_motion()
+            w = complement(z)
+            out.append(w @ np.concatenate([_rotation_vector(r_rel), p_rel]))
+        return np.concatenate(out) if out else np.zeros(0)
+
+    def loop_jacobian(self, cut: CutJoint, tk: TreeKinematics) -> Array:
+        """H_α (6 − ν rows × nv) at the kinematics ``tk`` (Müller 2014, eq. 22-23)."""
+        (rp, pp), (rc, _) = self.cut_frames(cut, tk)
+        to_cut = adjoint_inverse(rp, pp)
+        h = np.zeros((6, self.nm.nv))
+        chain_p, chain_c = self.chains(cut)
+        for sign, chain in ((-1.0, chain_p), (1.0, chain_c)):
+            for b in chain:
+                cols = adjoint(tk.rotation[b], tk.position[b]) @ tk.s[b]
+                h[:, self.nm.joints[b].v] += sign * (to_cut @ cols)
+        w = complement(cut.free_motion(rp.T @ rc))
+        return w @ h
+
+    def jacobians(self, q: Array) -> list[Array]:
+        """H_α of every loop at q."""
+        tk = tree_kinematics(self.nm, q)
+        return [self.loop_jacobian(cut, tk) for cut in self.cuts]
+
+    # ------------------------------------------------------------------ assembly
+
+    def assemble(self, q: Array, iterations: int = 100, tolerance: float = 1e-12) -> Array:
+        """Close the loops from ``q``: damped Gauss-Newton (Levenberg-Marquardt) on the
+        residual, with its Jacobian by central differences along the configuration
+        manifold (``integrate``). Raises when the loops cannot be closed from there."""
+        q = np.array(q, float)
+        nv = self.nm.nv
+        scale = max(1.0, float(np.max(np.abs(self.nm.coms), initial=0.0)))
+        damping = 1e-6
+        r = self.residual(q)
+        for _ in range(iterations):
+            if np.linalg.norm(r) <= tolerance * scale:
+                return q
+            step = 1e-7
+            jac = np.column_stack([
+                (self.residual(integrate(self.model, q, e * step, 1.0))
+                 - self.residual(integrate(self.model, q, -e * step, 1.0))) / (2 * step)
+                for e in np.eye(nv)])
+            while True:
+                delta = -np.linalg.solve(jac.T @ jac + damping * np.eye(nv), jac.T @ r)
+                trial = integrate(self.model, q, delta, 1.0)
+                r_trial = self.residual(trial)
+                if np.linalg.norm(r_trial) < np.linalg.norm(r):
+                    q, r = trial, r_trial
+                    damping = max(damping / 10, 1e-12)
+                    break
+                damping *= 10
+                if damping > 1e8:
+                    break
+            if damping > 1e8:
+                break
+        if np.linalg.norm(r) <= 1e-9 * scale:
+            return q
+        raise SymgenError(
+            f"{self.model.name}: the loops cannot be closed near the given configuration "
+            f"(residual {np.linalg.norm(r):.1e} after {iterations} damped Gauss-Newton "
+            "iterations); check the loop joints' frames")
+
+
+__all__ = ["CutJoint", "LoopClosure"]

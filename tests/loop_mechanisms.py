@@ -1,0 +1,87 @@
+"""Closed-loop mechanisms in joint coordinates for the loop analysis (Müller 2014, §7 and
+Fig. 1-3), built with every body frame at its inboard joint and parallel to the world at
+q = 0, so that each mechanism is assembled there:
+
+- :func:`spherical_four_bar`: four revolutes whose axes meet at one point (Fig. 1b, §7.1);
+  3 joint angles, the fourth joint cut: 5 raw constraints, 2 independent, 1 DOF;
+- :func:`prrr_manipulator`: the 3-PRRR translational parallel manipulator (Fig. 7,
+  §7.2): three legs of a prismatic joint along e_i and three revolutes parallel to e_i;
+  10 joint coordinates, two loops of 5 raw constraints, 4 kept per loop, rank 7, 3 DOF;
+- :func:`double_four_bar`: one coupler on three cranks (Fig. 3): with equal cranks it
+  moves (1 DOF, one constraint redundant), with a longer third crank it is a structure.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symgen.model import Model, ModelBuilder
+
+
+def _unit(v) -> tuple[float, ...]:
+    a = np.asarray(v, float)
+    return tuple(float(x) for x in a / np.linalg.norm(a))
+
+
+def _body(b: ModelBuilder, name: str) -> None:
+    b.body(name, mass=1.0, com=(0.1, 0.0, 0.0), inertia=(0.01, 0.01, 0.01))
+
+
+def spherical_four_bar() -> Model:
+    """Axes a1 (ground-crank), a2 (crank-coupler), a3 (coupler-rocker, the cut), a4
+    (rocker-ground) through the origin, in general directions."""
+    a1, a2, a3, a4 = _unit((0, 0, 1)), _unit((1, 1, 2)), _unit((2, 1, 1)), _unit((1, 0, 0))
+    b = ModelBuilder("spherical_four_bar", root="ground")
+    for name in ("crank", "coupler", "rocker"):
+        _body(b, name)
+    b.joint("j1", "revolute", "ground", "crank", axis=a1)
+    b.joint("j2", "revolute", "crank", "coupler", axis=a2)
+    b.joint("j4", "revolute", "ground", "rocker", axis=a4)
+    b.loop_joint("j3", "revolute", "coupler", "rocker", axis=a3)
+    return b.build()
+
+
+def prrr_manipulator() -> Model:
+    """Leg i: prismatic along e_i at A_i1, revolutes parallel to e_i at A_i1, A_i2, A_i3,
+    the last on the platform (leg 0 in the tree, the last revolutes of legs 1 and 2 cut).
+    The points lie in the plane through the origin normal to e_i, at generic positions."""
+    b = ModelBuilder("prrr_3", root="ground")
+    _body(b, "platform")
+    axes = np.eye(3)
+    for i in range(3):
+        e, u, w = axes[i], axes[(i + 1) % 3], axes[(i + 2) % 3]
+        a3 = 0.3 * u + 0.1 * w
+        a2 = a3 + 0.8 * u + (0.3 + 0.1 * i) * w
+        a1 = a2 + (0.6 - 0.1 * i) * u + 0.5 * w
+        axis = tuple(float(x) for x in e)
+        for name in (f"slider{i}", f"link{i}a", f"link{i}b"):
+            _body(b, name)
+        b.joint(f"p{i}", "prismatic", "ground", f"slider{i}", xyz=tuple(a1), axis=axis)
+        b.joint(f"r{i}a", "revolute", f"slider{i}", f"link{i}a", axis=axis)
+        b.joint(f"r{i}b", "revolute", f"link{i}a", f"link{i}b", xyz=tuple(a2 - a1), axis=axis)
+        if i == 0:
+            b.joint("r0c", "revolute", "link0b", "platform", xyz=tuple(a3 - a2), axis=axis)
+            platform = a3
+        else:
+            b.loop_joint(f"r{i}c", "revolute", f"link{i}b", "platform", xyz=tuple(a3 - a2),
+                         child_xyz=tuple(a3 - platform), axis=axis)
+    return b.build()
+
+
+def double_four_bar(third_crank: float = 1.0) -> Model:
+    """Cranks at x = 0, 1, 2 turning about z, vertical at q = 0, the first two of length 1,
+    the third of length ``third_crank`` (its pivot moved down to keep the tips level); one
+    coupler through the three tips, on the first crank in the tree and pinned to the
+    others by two loop joints."""
+    b = ModelBuilder("double_four_bar", root="ground")
+    for name in ("crank0", "crank1", "crank2", "coupler"):
+        _body(b, name)
+    b.joint("c0", "revolute", "ground", "crank0")
+    b.joint("c1", "revolute", "ground", "crank1", xyz=(1.0, 0.0, 0.0))
+    b.joint("c2", "revolute", "ground", "crank2", xyz=(2.0, 1.0 - third_crank, 0.0))
+    b.joint("k0", "revolute", "crank0", "coupler", xyz=(0.0, 1.0, 0.0))
+    b.loop_joint("k1", "revolute", "coupler", "crank1", xyz=(1.0, 0.0, 0.0),
+                 child_xyz=(0.0, 1.0, 0.0))
+    b.loop_joint("k2", "revolute", "coupler", "crank2", xyz=(2.0, 0.0, 0.0),
+                 child_xyz=(0.0, third_crank, 0.0))
+    return b.build()
