@@ -64,6 +64,7 @@ class Kernel:
     - ``tolerance``: the bound of :mod:`symgen.verify` against the peers when the default
       (1e-10) does not hold for the kernel's conditioning, with the reason in ``doc``;
       ``float_check``: whether a float build is compared with the double one;
+    - ``loops``: derived only for a model with loop joints (the loop-closure kernels);
     - ``setup``: run once per initial condition (assembly), not per time step: its SIMD
       batch keeps the scalar loop (:mod:`symgen.backends.simd`), which spares the build the
       lane code of what is often the model's largest kernel.
@@ -87,6 +88,7 @@ class Kernel:
     tolerance: float | None = None
     float_check: bool = True
     setup: bool = False
+    loops: bool = False
 
     @property
     def output(self) -> str:

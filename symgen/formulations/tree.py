@@ -26,7 +26,7 @@ import sympy
 from ..expr import Expr, from_sympy
 from ..joints import JOINT_TYPES
 from ..joints.base import BiasFn, Step
-from ..model import Model, SymgenError
+from ..model import JointType, Model, SymgenError
 from ..model.scalars import Scalar, parameter_symbol
 from ..model.transform import planar_directions
 from ..program import ProgramBuilder
@@ -95,9 +95,21 @@ class FrameRef:
 
 
 @dataclass
+class CutFrames:
+    """A loop joint: its frames F_P on the parent body and F_C on the child body, and its
+    axis (unit, as the model normalised it, in F_P; the normal of a planar joint)."""
+
+    name: str
+    type: JointType
+    parent: FrameRef
+    child: FrameRef
+    axis: Vec3
+
+
+@dataclass
 class SymbolicTree:
     """Hinges base to tip (``parent < index``), the hinge carrying each model body, named
-    frames, and gravity in root coordinates."""
+    frames, gravity in root coordinates and the loop joints' frames (in model order)."""
 
     model: Model
     hinges: list[Hinge]
@@ -105,6 +117,7 @@ class SymbolicTree:
     frames: dict[str, FrameRef]
     gravity: Vec3
     nv: int
+    cuts: list[CutFrames] = field(default_factory=list)
 
     def ancestors(self, h: int) -> list[int]:
         """``h`` and its ancestors, tip to base."""
@@ -227,7 +240,19 @@ def build_tree(
         frames[f.name] = FrameRef(
             f.name, h, k.rotation(f.placement.rotation), k.vec(f.placement.translation)
         )
-    return SymbolicTree(model, hinges, body_hinge, frames, k.vec(model.gravity), model.nv)
+    def body_frame(name: str, r: Mat3, p: Vec3, label: str) -> FrameRef:
+        h = body_hinge[model.body_index(name)] if name != model.root else -1
+        return FrameRef(label, h, r, p)
+
+    cuts = [CutFrames(
+        j.name, j.type,
+        body_frame(j.parent, k.rotation(j.placement.rotation), k.vec(j.placement.translation),
+                   j.name),
+        body_frame(j.child, k.rotation(j.child_placement.rotation),
+                   k.vec(j.child_placement.translation), j.name),
+        k.unit_vec(j.axis)) for j in model.loop_joints]
+    return SymbolicTree(model, hinges, body_hinge, frames, k.vec(model.gravity), model.nv, cuts)
+
 
 
 def has_partitionable(model: Model) -> bool:
@@ -236,6 +261,7 @@ def has_partitionable(model: Model) -> bool:
 
 
 __all__ = [
+    "CutFrames",
     "PARTITIONABLE",
     "SNAP_TOLERANCE",
     "FrameRef",

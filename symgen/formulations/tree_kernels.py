@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,7 @@ from ..expr import Expr
 from ..model import Model, SymgenError
 from ..program import Program, ProgramBuilder
 from ..registry import Kernel, Output, get, register, register_formulation
-from . import articulated, kinematics, ltdl, recursions
+from . import articulated, kinematics, loop_constraints, ltdl, recursions
 from .integrate import integrate
 from .tree import SNAP_TOLERANCE, SymbolicTree, build_tree, has_partitionable
 from .tree_options import Options, check_frames, default_frames
@@ -67,6 +68,29 @@ class TreeContext:
     snap: float = SNAP_TOLERANCE
     frames: tuple[str, ...] = ()
 
+    @cached_property
+    def loops(self) -> Any:
+        """The loop analysis (:func:`symgen.loops.analyse_loops`) of a model with loop
+        joints (None without), run when a loop kernel first needs it: a model whose loops
+        cannot be closed still has its tree kernels."""
+        if not self.model.loop_joints:
+            return None
+        from ..loops import analyse_loops
+
+        return analyse_loops(self.model)
+
+    @property
+    def loop_rows(self) -> tuple[np.ndarray, ...]:
+        """K_α = Ū_α W_α of every loop joint (the rows the loop kernels keep)."""
+        if self.loops is None:
+            return ()
+        return tuple(loop.constraint_rows for loop in self.loops.loops)
+
+    @property
+    def loop_count(self) -> int:
+        """Rows of the loop-closure kernels: the kept constraints of every loop."""
+        return 0 if self.loops is None else self.loops.constraints_kept
+
 
 @dataclass(frozen=True)
 class TreeTarget:
@@ -91,6 +115,7 @@ class Derivation:
     reference: str
     model: Model
     pose_names: tuple[str, ...] = ()
+    loop_rows: tuple[np.ndarray, ...] = ()
 
     def get(self, name: str) -> list[Expr] | None:
         return self.inputs.get(name)
@@ -124,7 +149,7 @@ def tree_program(values: Values) -> Callable[[TreeContext, TreeTarget, Kernel], 
             tree = build_tree(model, b, sym["q"], sym.get("params", ()),
                               partition=target.partition, snap=ctx.snap)
         d = Derivation(b, tree, sym, target.frame, ctx.jacobian_reference, model,
-                       ctx.pose_names)
+                       ctx.pose_names, ctx.loop_rows if kernel.loops else ())
         result = values(d)
         by_name = result if isinstance(result, Mapping) else {kernel.output: result}
         for out in kernel.outputs:
@@ -367,6 +392,53 @@ register(Kernel(
 
 
 
+def _loop_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    """Φ, G and Ġq̇ of the loop kernels from the numeric loop closure
+    (:class:`symgen.loops.LoopClosure`, written from Müller 2014 with the reference
+    kinematics), in the rows the analysis keeps."""
+    from ..loops import LoopClosure
+    from ..reference.kinematics import tree_kinematics
+
+    closure = LoopClosure(r.model, r.params)
+    tk = tree_kinematics(closure.nm, r.q)
+    keep = [loop.selection for loop in r.context.loops.loops]
+    out = {"phi": np.concatenate([u @ closure.raw_residual(cut, tk)
+                                  for u, cut in zip(keep, closure.cuts, strict=True)]),
+           "G": np.vstack([u @ h for u, h in zip(keep, closure.jacobians(r.q), strict=True)])}
+    if r.v is not None:
+        out["gamma"] = np.concatenate([u @ g for u, g in zip(
+            keep, closure.biases(r.q, r.v), strict=True)])
+    return out
+
+
+def _loops(c: TreeContext) -> tuple[int, ...]:
+    return (c.loop_count,)
+
+
+register(Kernel(
+    "loop_constraints", FORMULATION,
+    "loop-closure residual Φ(q) in the rows kept by the loop analysis", ("q",),
+    _one("phi", _loops, "loop-closure residual (rows kept by the loop analysis)"),
+    tree_program(lambda d: loop_constraints.constraints(d.b, _tree(d), d.loop_rows)),
+    reference=_loop_reference, loops=True,
+))
+register(Kernel(
+    "loop_jacobian", FORMULATION,
+    "loop constraint Jacobian G(q), kept rows × nv", ("q",),
+    _one("G", lambda c: (c.loop_count, c.model.nv),
+         "loop constraint Jacobian (kept rows × nv, row-major): G q̇ = 0"),
+    tree_program(lambda d: _flat(loop_constraints.jacobian(d.b, _tree(d), d.loop_rows))),
+    reference=_loop_reference, loops=True,
+))
+register(Kernel(
+    "loop_bias", FORMULATION,
+    "loop constraint bias Ġ q̇: the constraints read G q̈ + Ġ q̇ = 0", ("q", "v"),
+    _one("gamma", _loops, "Ġ q̇ (kept rows)"),
+    tree_program(lambda d: loop_constraints.bias(d.b, _tree(d), d.get("v"), d.loop_rows)),
+    reference=_loop_reference, loops=True,
+))
+
+
 class TreeFormulation:
     """The tree formulation for :func:`symgen.generate.generate` (options:
     :class:`symgen.generate.Options`). A per-frame kernel gives one program per frame; a
@@ -398,6 +470,8 @@ class TreeFormulation:
                            frames)
 
     def frames(self, kernel: Kernel, context: TreeContext) -> list[str | None]:
+        if kernel.loops and not context.model.loop_joints:
+            return []  # the loop-closure kernels of a model without loop joints: none
         return list(context.frames) if kernel.per_frame else [None]
 
     def candidates(self, kernel: Kernel, context: TreeContext, name: str, frame: str | None,

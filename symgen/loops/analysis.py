@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import Model, SymgenError
+from ..model import JointType, Model, SymgenError
 from ..reference.integrate import integrate, neutral_configuration
 from ..reference.kinematics import tree_kinematics
 from .closure import CutJoint, LoopClosure
@@ -61,6 +61,9 @@ class LoopReport:
     kept: int
     selection: Array
     cuts: dict[str, int]
+    #: K_α = Ū_α W_α (r_α × 6): the kept rows over the relative twist at the cut (None for a
+    #: universal cut joint, whose W_α turns with the joint).
+    constraint_rows: Array | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "type": self.type, "nu": self.nu,
@@ -169,7 +172,8 @@ def _loop_report(closure: LoopClosure, cut: CutJoint, q: Array) -> LoopReport:
     return LoopReport(
         cut.name, cut.type.value, cut.nv, tuple(names[b].name for b in chain_p),
         tuple(names[b].name for b in chain_c), (d1.shape[1], d2.shape[1]), rank(basis),
-        6 - cut.nv, kept, u[:, :kept].T.copy(), cuts)
+        6 - cut.nv, kept, u[:, :kept].T.copy(), cuts,
+        None if cut.type is JointType.UNIVERSAL else u[:, :kept].T @ w)
 
 
 def kept_rows(closure: LoopClosure, loops: tuple[LoopReport, ...], q: Array) -> Array:
@@ -208,7 +212,8 @@ def _samples(closure: LoopClosure, loops: tuple[LoopReport, ...], q0: Array,
     q = q0
     for _ in range(SAMPLES - 1):
         g = kept_rows(closure, loops, q)
-        _, sigma, vt = np.linalg.svd(g) if g.size else (None, np.zeros(0), np.eye(len(q)))
+        _, sigma, vt = (np.linalg.svd(g) if g.size
+                        else (None, np.zeros(0), np.eye(closure.nm.nv)))
         r = int(np.sum(sigma > GLOBAL_RANK_TOLERANCE * max(1.0, float(sigma[0])))) \
             if sigma.size else 0
         tangent = vt[r:].T

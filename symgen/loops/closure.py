@@ -23,8 +23,8 @@ from ..model import JointType, Model, SymgenError
 from ..reference._numeric import NumericJoint, NumericModel, numeric_joint, prepare
 from ..reference.integrate import integrate
 from ..reference.joints import joint_pose, motion_subspace
-from ..reference.kinematics import TreeKinematics, tree_kinematics
-from .screws import adjoint, adjoint_inverse, complement
+from ..reference.kinematics import TreeKinematics, motion_pass, tree_kinematics
+from .screws import adjoint, adjoint_inverse, bracket, complement
 
 Array = np.ndarray
 
@@ -42,6 +42,23 @@ def _rotation_vector(r: Array) -> Array:
         axis = sym[:, k] / np.sqrt(max(sym[k, k], 1e-300))
         return angle * axis
     return angle / (2.0 * np.sin(angle)) * axial
+
+
+def rotation_error(cut: CutJoint, r: Array) -> Array:
+    """e_R for the rotation r of F_C in F_P: a × (r a) for a joint turning about its axis a
+    (revolute, cylindrical; a planar joint's normal), plus θa with θ = a·log(r) for the
+    helical joint (whose W_α couples θ with the slide), ½ vee(r − rᵀ) for one that does not
+    turn (prismatic, fixed), 0 for the spherical joint. Its derivative at r a = a is the
+    relative angular velocity less its component along a."""
+    a = cut.joint.axis
+    if cut.type in (JointType.PRISMATIC, JointType.FIXED):
+        return 0.5 * np.array([r[2, 1] - r[1, 2], r[0, 2] - r[2, 0], r[1, 0] - r[0, 1]])
+    if cut.type is JointType.SPHERICAL:
+        return np.zeros(3)
+    turn = np.cross(a, r @ a)
+    if cut.type is JointType.HELICAL:
+        return turn + (a @ _rotation_vector(r)) * a
+    return turn
 
 
 @dataclass(frozen=True)
@@ -126,23 +143,25 @@ class LoopClosure:
 
     # ------------------------------------------------------------------ constraints
 
+    def raw_residual(self, cut: CutJoint, tk: TreeKinematics) -> Array:
+        """The cut joint's position error, 6 − ν rows W_α e with e = (e_R, p) in F_P, p the
+        origin of F_C and e_R :func:`rotation_error`: zero iff the loop is closed, with
+        derivative W_α Ad⁻¹_{F_P}(V_C − V_P) there (up to an invertible map of the rows when
+        the origins of F_P and F_C part, prismatic and helical joints). The universal
+        joint's: the centre's offset and the cosine between its two axes."""
+        (rp, pp), (rc, pc) = self.cut_frames(cut, tk)
+        r_rel = rp.T @ rc
+        p_rel = rp.T @ (pc - pp)
+        j = cut.joint
+        if cut.type is JointType.UNIVERSAL:
+            return np.concatenate([p_rel, [j.axis @ r_rel @ j.axis2 - j.axis @ j.axis2]])
+        return complement(cut.free_motion()) @ np.concatenate([rotation_error(cut, r_rel),
+                                                               p_rel])
+
     def residual(self, q: Array) -> Array:
-        """The cut joints' position errors, 6 − ν per loop: W_α applied to (rotation vector,
-        position) of F_C in F_P (zero iff the loop is closed; for the universal joint the
-        centre's offset and the cosine between its two axes)."""
+        """Every cut joint's position error (:meth:`raw_residual`), stacked."""
         tk = tree_kinematics(self.nm, q)
-        out = []
-        for cut in self.cuts:
-            (rp, pp), (rc, pc) = self.cut_frames(cut, tk)
-            r_rel = rp.T @ rc
-            p_rel = rp.T @ (pc - pp)
-            if cut.type is JointType.UNIVERSAL:
-                j = cut.joint
-                out.append(np.concatenate([p_rel, [j.axis @ r_rel @ j.axis2 - j.axis @ j.axis2]]))
-                continue
-            z = cut.free_motion()
-            w = complement(z)
-            out.append(w @ np.concatenate([_rotation_vector(r_rel), p_rel]))
+        out = [self.raw_residual(cut, tk) for cut in self.cuts]
         return np.concatenate(out) if out else np.zeros(0)
 
     def loop_jacobian(self, cut: CutJoint, tk: TreeKinematics) -> Array:
@@ -157,6 +176,33 @@ class LoopClosure:
                 h[:, self.nm.joints[b].v] += sign * (to_cut @ cols)
         w = complement(cut.free_motion(rp.T @ rc))
         return w @ h
+
+    def loop_bias(self, cut: CutJoint, tk: TreeKinematics, velocities: list[Array],
+                  accelerations: list[Array]) -> Array:
+        """Ḣ_α q̇ (6 − ν rows): with X = Ad⁻¹_{F_P}, V and A the spatial velocities and the
+        accelerations at q̈ = 0 (no gravity) in world coordinates,
+        d/dt [X (V_C − V_P)] = X (A_C − A_P) − [X V_P, X (V_C − V_P)], since
+        d/dt Ad⁻¹_g = −ad_{g⁻¹ġ} Ad⁻¹_g (Murray, Li & Sastry 1994, §2.4; Müller 2014, eq. 29)."""
+        (rp, pp), (rc, _) = self.cut_frames(cut, tk)
+        to_cut = adjoint_inverse(rp, pp)
+
+        def world(values: list[Array], body: int) -> Array:
+            if body < 0:
+                return np.zeros(6)
+            return adjoint(tk.rotation[body], tk.position[body]) @ values[body]
+
+        v_p, v_c = world(velocities, cut.parent), world(velocities, cut.child)
+        a_p, a_c = world(accelerations, cut.parent), world(accelerations, cut.child)
+        relative = to_cut @ (v_c - v_p)
+        raw = to_cut @ (a_c - a_p) - bracket(to_cut @ v_p, relative)
+        return complement(cut.free_motion(rp.T @ rc)) @ raw
+
+    def biases(self, q: Array, v: Array) -> list[Array]:
+        """Ḣ_α q̇ of every loop at (q, v)."""
+        tk = tree_kinematics(self.nm, q)
+        velocities, accelerations = motion_pass(self.nm, tk, q, v, np.zeros(self.nm.nv),
+                                                np.zeros(6))
+        return [self.loop_bias(cut, tk, velocities, accelerations) for cut in self.cuts]
 
     def jacobians(self, q: Array) -> list[Array]:
         """H_α of every loop at q."""

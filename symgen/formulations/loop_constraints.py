@@ -1,0 +1,150 @@
+"""Loop-closure constraints in joint coordinates on the hinge tree (Müller 2014, eq. 19-23
+and 29): the residual Φ(q), the Jacobian G(q) and the bias Ġ q̇ of every loop joint, in
+the rows kept by the loop analysis (:mod:`symgen.loops.analysis`).
+
+Each loop joint α contributes K_α e, K_α = Ū_α W_α the constant r_α × 6 matrix of its kept
+rows, applied to
+
+- at position level, e = (e_R, p) in F_P: p the origin of F_C, e_R = a × (R a) for a joint
+  turning about its axis a (revolute, cylindrical; a planar joint's normal), ½ vee(R − Rᵀ)
+  for one that does not turn (prismatic, fixed), 0 for the spherical joint, R the rotation
+  of F_C in F_P (zero iff the loop is closed; :func:`symgen.loops.closure.rotation_error`);
+- at velocity level, the relative twist of the child body with respect to the parent body
+  in F_P, Ad⁻¹_{F_P}(V_C − V_P) = Σ_j ±Ad⁻¹_{F_P} J_j q̇_j over the two chains (eq. 20-23),
+  whose coefficients are the rows of G;
+- at acceleration level, its derivative at q̈ = 0: Ad⁻¹_{F_P}(A_C − A_P) −
+  [Ad⁻¹_{F_P}V_P, Ad⁻¹_{F_P}(V_C − V_P)] (d/dt Ad⁻¹_g = −ad_{g⁻¹ġ} Ad⁻¹_g), so that the
+  constraints read G q̈ + Ġ q̇ = 0.
+
+Universal and helical cut joints (a free-motion screw that turns with the joint, or an
+angle in the residual) are not supported here: cut such a loop at another joint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..expr import Expr, esum
+from ..model import JointType, SymgenError
+from ..program import ProgramBuilder
+from ..spatial import (
+    ZERO,
+    Motion,
+    Pose,
+    Transform,
+    add,
+    cross,
+    emit_mat,
+    emit_vec,
+    mat_mul,
+    mat_t_vec,
+    mat_vec,
+    number,
+    scale,
+    sub,
+    transpose,
+)
+from .kinematics import frame_pose, world_poses
+from .recursions import acceleration_pass, joint_map, motion_pass
+from .tree import CutFrames, SymbolicTree
+
+TURNING = (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.CYLINDRICAL, JointType.PLANAR)
+RIGID = (JointType.PRISMATIC, JointType.FIXED)
+
+
+def _check(cut: CutFrames) -> None:
+    if cut.type in (JointType.UNIVERSAL, JointType.HELICAL, JointType.FREE):
+        raise SymgenError(f"loop joint {cut.name!r}: the loop kernels do not support a "
+                          f"{cut.type.value} cut joint; close the loop at another joint")
+
+
+def _rows(b: ProgramBuilder, k: np.ndarray, x: Sequence[Expr]) -> list[Expr]:
+    """The constant matrix ``k`` (r × 6) times the 6-vector ``x``."""
+    return [b.emit(esum([number(float(c)) * xi for c, xi in zip(row, x, strict=True)
+                         if c != 0.0])) for row in k]
+
+
+def _cut_poses(b: ProgramBuilder, poses: list[Pose], cut: CutFrames) -> tuple[Pose, Pose]:
+    return frame_pose(b, poses, cut.parent), frame_pose(b, poses, cut.child)
+
+
+def constraints(b: ProgramBuilder, tree: SymbolicTree, rows: Sequence[np.ndarray]) -> list[Expr]:
+    """Φ(q): K_α e of every loop (module documentation), stacked."""
+    poses = world_poses(b, tree)
+    out: list[Expr] = []
+    for cut, k in zip(tree.cuts, rows, strict=True):
+        _check(cut)
+        fp, fc = _cut_poses(b, poses, cut)
+        r = emit_mat(b, mat_mul(transpose(fp.R), fc.R))
+        p = emit_vec(b, mat_t_vec(fp.R, sub(fc.p, fp.p)))
+        if cut.type in TURNING:
+            rotation = emit_vec(b, cross(cut.axis, mat_vec(r, cut.axis)))
+        elif cut.type in RIGID:
+            rotation = emit_vec(b, scale(0.5, (r[2][1] - r[1][2], r[0][2] - r[2][0],
+                                               r[1][0] - r[0][1])))
+        else:  # spherical
+            rotation = (ZERO, ZERO, ZERO)
+        out += _rows(b, k, [*rotation, *p])
+    return out
+
+
+def jacobian(b: ProgramBuilder, tree: SymbolicTree, rows: Sequence[np.ndarray]
+             ) -> list[list[Expr]]:
+    """G(q) (Σ r_α × nv): K_α Ad⁻¹_{F_P}(±J_j) for the hinges j on the two chains."""
+    poses = world_poses(b, tree)
+    out: list[list[Expr]] = []
+    for cut, k in zip(tree.cuts, rows, strict=True):
+        _check(cut)
+        fp = frame_pose(b, poses, cut.parent)
+        g = [[ZERO] * tree.nv for _ in range(len(k))]
+        up_p = tree.ancestors(cut.parent.hinge) if cut.parent.hinge >= 0 else []
+        up_c = tree.ancestors(cut.child.hinge) if cut.child.hinge >= 0 else []
+        for sign, chain in ((-1.0, [h for h in up_p if h not in up_c]),
+                            (1.0, [h for h in up_c if h not in up_p])):
+            for j in chain:
+                pj = poses[j]
+                lever = emit_vec(b, sub(fp.p, pj.p))
+                for d, s in zip(tree.hinges[j].dofs, joint_map(tree.hinges[j]), strict=True):
+                    w = emit_vec(b, mat_vec(pj.R, s.angular))
+                    lin = emit_vec(b, add(mat_vec(pj.R, s.linear), cross(w, lever)))
+                    column = [*mat_t_vec(fp.R, w), *mat_t_vec(fp.R, lin)]
+                    for i, value in enumerate(_rows(b, sign * k, column)):
+                        g[i][d] = value
+        out += g
+    return out
+
+
+def _in_frame(b: ProgramBuilder, poses: list[Pose], to_frame: Transform,
+              values: list[Motion], hinge: int) -> Motion:
+    """A hinge's motion vector (in hinge coordinates) in the frame ``to_frame`` maps the
+    world to (zero for the root)."""
+    if hinge < 0:
+        return Motion()
+    world = (poses[hinge].transform().inv @ values[hinge]).emit(b)
+    return (to_frame @ world).emit(b)
+
+
+def bias(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
+         rows: Sequence[np.ndarray]) -> list[Expr]:
+    """Ġ q̇: K_α [X(A_C − A_P) − (X V_P) × X(V_C − V_P)], X = Ad⁻¹_{F_P}, A at q̈ = 0."""
+    vel = motion_pass(b, tree, v)
+    acc = acceleration_pass(b, tree, vel, None, Motion())
+    poses = world_poses(b, tree)
+    out: list[Expr] = []
+    for cut, k in zip(tree.cuts, rows, strict=True):
+        _check(cut)
+        to_cut = frame_pose(b, poses, cut.parent).transform()
+        v_p, v_c = (_in_frame(b, poses, to_cut, vel.V, cut.parent.hinge),
+                    _in_frame(b, poses, to_cut, vel.V, cut.child.hinge))
+        a_p, a_c = (_in_frame(b, poses, to_cut, acc, cut.parent.hinge),
+                    _in_frame(b, poses, to_cut, acc, cut.child.hinge))
+        relative = (v_c + Motion(scale(-1.0, list(v_p)))).emit(b)
+        raw = (a_c + Motion(scale(-1.0, list(a_p))) + Motion(
+            scale(-1.0, list(v_p.cross(relative))))).emit(b)
+        out += _rows(b, k, list(raw))
+    return out
+
+
+__all__ = ["bias", "constraints", "jacobian"]
