@@ -21,7 +21,7 @@ from ..expr import Expr
 from ..model import Model, SymgenError
 from ..program import Program, ProgramBuilder
 from ..registry import Kernel, Output, get, register, register_formulation
-from . import articulated, kinematics, loop_constraints, ltdl, recursions
+from . import articulated, constrained, kinematics, loop_constraints, ltdl, recursions
 from .integrate import integrate
 from .tree import SNAP_TOLERANCE, SymbolicTree, build_tree, has_partitionable
 from .tree_options import Options, check_frames, default_frames
@@ -87,6 +87,16 @@ class TreeContext:
         return tuple(loop.constraint_rows for loop in self.loops.loops)
 
     @property
+    def loop_rank(self) -> int:
+        """Independent loop constraints (the rank the loop analysis found)."""
+        return 0 if self.loops is None else self.loops.rank
+
+    @property
+    def loop_keep(self) -> tuple[int, ...]:
+        """The independent rows of the stacked kept rows (constant selection)."""
+        return () if self.loops is None else tuple(self.loops.rows)
+
+    @property
     def loop_count(self) -> int:
         """Rows of the loop-closure kernels: the kept constraints of every loop."""
         return 0 if self.loops is None else self.loops.constraints_kept
@@ -116,6 +126,7 @@ class Derivation:
     model: Model
     pose_names: tuple[str, ...] = ()
     loop_rows: tuple[np.ndarray, ...] = ()
+    loop_keep: tuple[int, ...] = ()
 
     def get(self, name: str) -> list[Expr] | None:
         return self.inputs.get(name)
@@ -149,7 +160,8 @@ def tree_program(values: Values) -> Callable[[TreeContext, TreeTarget, Kernel], 
             tree = build_tree(model, b, sym["q"], sym.get("params", ()),
                               partition=target.partition, snap=ctx.snap)
         d = Derivation(b, tree, sym, target.frame, ctx.jacobian_reference, model,
-                       ctx.pose_names, ctx.loop_rows if kernel.loops else ())
+                       ctx.pose_names, *((ctx.loop_rows, ctx.loop_keep) if kernel.loops
+                                         else ((), ())))
         result = values(d)
         by_name = result if isinstance(result, Mapping) else {kernel.output: result}
         for out in kernel.outputs:
@@ -436,6 +448,43 @@ register(Kernel(
     _one("gamma", _loops, "Ġ q̇ (kept rows)"),
     tree_program(lambda d: loop_constraints.bias(d.b, _tree(d), d.get("v"), d.loop_rows)),
     reference=_loop_reference, loops=True,
+))
+
+
+
+def _constrained_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    """q̈ and λ from the saddle-point system [[M, −Gᵀ], [G, 0]] [q̈; λ] = [τ − C; −Ġq̇],
+    M and C of the reference dynamics, G and Ġq̇ of the numeric loop closure in the
+    independent rows, solved as one dense system (numpy)."""
+    ref = _ref()
+    loops = _loop_reference(r)
+    keep = list(r.context.loops.rows)
+    g, gamma = loops["G"][keep], loops["gamma"][keep]
+    m_matrix = ref.mass_matrix(r.model, r.q, params=r.params)
+    c = ref.bias_forces(r.model, r.q, r.v, params=r.params)
+    if r.f_ext:
+        c = ref.inverse_dynamics(r.model, r.q, r.v, np.zeros(r.model.nv), f_ext=r.f_ext,
+                                 params=r.params)
+    nv, m = r.model.nv, len(keep)
+    kkt = np.block([[m_matrix, -g.T], [g, np.zeros((m, m))]])
+    x = np.linalg.solve(kkt, np.concatenate([r.tau - c, -gamma]))
+    return {"a": x[:nv], "lam": x[nv:]}
+
+
+register(Kernel(
+    "constrained_forward_dynamics", FORMULATION,
+    "forward dynamics of the closed loops: M q̈ + C = τ + Gᵀλ, G q̈ + Ġ q̇ = 0",
+    ("q", "v", "tau"),
+    (Output("a", _nv, _ACC + " satisfying the loop constraints"),
+     Output("lam", lambda c: (c.loop_rank,),
+            "constraint forces λ of the independent loop rows (Gᵀλ in joint space)")),
+    tree_program(lambda d: dict(zip(("a", "lam"), constrained.forward_dynamics(
+        d.b, _tree(d), d.get("v"), d.get("tau"), d.loop_rows, d.loop_keep, d.get("f_ext")),
+        strict=True))),
+    reference=_constrained_reference, takes_forces=True, loops=True, tolerance=1e-8,
+    doc="Tolerance: verify draws unassembled states, where the Schur complement G M⁻¹Gᵀ of "
+    "the loop rows reaches a condition number of 1e8 (Bricard's linkage); a backward-stable "
+    "solve's forward error is then up to cond·ε ≈ 1e-8.",
 ))
 
 

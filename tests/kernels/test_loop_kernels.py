@@ -22,6 +22,7 @@ from loop_mechanisms import double_four_bar, prrr_manipulator, spherical_four_ba
 from paths import EXAMPLES
 
 import symgen
+from symgen import reference as ref
 from symgen.loops import LoopClosure
 from symgen.loops.analysis import _samples
 from symgen.reference.integrate import integrate, random_configuration
@@ -112,3 +113,39 @@ def test_no_loop_kernels_without_loop_joints():
     assert not any(k.startswith("loop_") for k in ks.programs)
     ks = symgen.generate(symgen.load(EXAMPLES / "four_bar.yaml"))
     assert set(KERNELS) <= set(ks.programs)
+
+
+@cache
+def constrained(name: str):
+    model = MODELS[name]()
+    ks = symgen.generate(model, ["constrained_forward_dynamics", *KERNELS])
+    return model, ks, ks.compile(vectorize=None)
+
+
+@pytest.mark.parametrize("name", ["four_bar", "slider_crank", "rssr", "bricard", "prrr",
+                                  "double_four_bar", "andrews_squeezer"])
+def test_constrained_forward_dynamics(name):
+    # at assembled configurations with velocities along the motion (null space of G) and
+    # random torques (seed 4): the saddle-point system [[M, −Gᵀ], [G, 0]] solved densely by
+    # numpy with the reference M, C (independent of the LᵀDL and Schur route), and the
+    # equations themselves: G q̈ + Ġ q̇ = 0 and M q̈ + C − Gᵀλ = τ
+    model, ks, lib = constrained(name)
+    analysis = ks.context.loops
+    keep = list(analysis.rows)
+    closure = LoopClosure(model)
+    rng = np.random.default_rng(4)
+    for q in _samples(closure, analysis.loops, analysis.reference, rng)[:4]:
+        g = lib.loop_jacobian(q)
+        _, sigma, vt = np.linalg.svd(g)
+        tangent = vt[int(np.sum(sigma > 1e-8 * sigma[0])):].T
+        v = tangent @ rng.normal(size=tangent.shape[1])
+        tau = rng.normal(size=model.nv)
+        a, lam = lib.constrained_forward_dynamics(q, v, tau)
+        m = ref.mass_matrix(model, q)
+        c = ref.bias_forces(model, q, v)
+        gk, gamma = g[keep], lib.loop_bias(q, v)[keep]
+        kkt = np.block([[m, -gk.T], [gk, np.zeros((len(keep), len(keep)))]])
+        x = np.linalg.solve(kkt, np.concatenate([tau - c, -gamma]))
+        assert _close(a, x[:model.nv], 1e-10) and _close(lam, x[model.nv:], 1e-10)
+        assert _close(g @ a + lib.loop_bias(q, v), np.zeros(len(g)), 1e-10)
+        assert _close(m @ a + c - gk.T @ lam, tau, 1e-10)
