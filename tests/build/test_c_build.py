@@ -114,8 +114,10 @@ def test_compiled_kernels_match_reference_and_float_build(name):
     assert {c.peer for c in checks} >= {"reference", "pinocchio", "float vs double"}
 
 
-@pytest.mark.parametrize(("robot", "floating"), [("ur5", False), ("xarm7", False),
-                                                 ("solo12", True)])
+@pytest.mark.parametrize(("robot", "floating"), [
+    ("ur5", False), ("xarm7", False),
+    # 15 s; the floating base is also checked against Pinocchio in tests/peers
+    pytest.param("solo12", True, marks=pytest.mark.slow)])
 def test_compiled_robot_kernels_match_reference_pinocchio_and_float(robot, floating):
     """The issue's robots besides the Panda; built at -O0 (same C, faster to compile)."""
     ks = symgen.generate(symgen.load(robot_urdf(robot), floating_base=floating))

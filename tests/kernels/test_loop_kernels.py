@@ -46,7 +46,7 @@ MODELS = {
 @cache
 def built(name: str):
     model = MODELS[name]()
-    ks = symgen.generate(model, KERNELS)
+    ks = symgen.generate(model, [*KERNELS, "constrained_forward_dynamics"])
     return model, ks, ks.compile(vectorize=None)
 
 
@@ -115,13 +115,6 @@ def test_no_loop_kernels_without_loop_joints():
     assert set(KERNELS) <= set(ks.programs)
 
 
-@cache
-def constrained(name: str):
-    model = MODELS[name]()
-    ks = symgen.generate(model, ["constrained_forward_dynamics", *KERNELS])
-    return model, ks, ks.compile(vectorize=None)
-
-
 @pytest.mark.parametrize("name", ["four_bar", "slider_crank", "rssr", "bricard", "prrr",
                                   "double_four_bar", "andrews_squeezer"])
 def test_constrained_forward_dynamics(name):
@@ -129,7 +122,7 @@ def test_constrained_forward_dynamics(name):
     # random torques (seed 4): the saddle-point system [[M, −Gᵀ], [G, 0]] solved densely by
     # numpy with the reference M, C (independent of the LᵀDL and Schur route), and the
     # equations themselves: G q̈ + Ġ q̇ = 0 and M q̈ + C − Gᵀλ = τ
-    model, ks, lib = constrained(name)
+    model, ks, lib = built(name)
     analysis = ks.context.loops
     keep = list(analysis.rows)
     closure = LoopClosure(model)
