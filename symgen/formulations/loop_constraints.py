@@ -26,8 +26,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..expr import Expr, esum
-from ..model import JointType, SymgenError
+from ..expr import ONE, Expr, esum
+from ..model import JointType, Model, SymgenError
 from ..program import ProgramBuilder
 from ..spatial import (
     ZERO,
@@ -46,9 +46,11 @@ from ..spatial import (
     sub,
     transpose,
 )
+from . import dense
+from .integrate import integrate
 from .kinematics import frame_pose, world_poses
 from .recursions import acceleration_pass, joint_map, motion_pass
-from .tree import CutFrames, SymbolicTree
+from .tree import CutFrames, SymbolicTree, build_tree
 
 TURNING = (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.CYLINDRICAL, JointType.PLANAR)
 RIGID = (JointType.PRISMATIC, JointType.FIXED)
@@ -147,4 +149,37 @@ def bias(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
     return out
 
 
-__all__ = ["bias", "constraints", "jacobian"]
+#: Gauss-Newton iterations of ``loop_assemble`` (quadratic convergence from a guess within
+#: its basin: 8 take an error of 0.1 rad to rounding).
+ASSEMBLY_ITERATIONS = 8
+#: Levenberg damping of the normal equations, relative to their largest diagonal entry.
+ASSEMBLY_DAMPING = 1e-12
+
+
+def assemble(b: ProgramBuilder, model: Model, q: Sequence[Expr], params: Sequence[Expr],
+             rows: Sequence[np.ndarray], keep: Sequence[int], snap: float,
+             iterations: int = ASSEMBLY_ITERATIONS) -> list[Expr]:
+    """Close the loops from the guess q: ``iterations`` damped Gauss-Newton steps on the
+    independent rows, Δq = −Gᵀ(G Gᵀ + δI)⁻¹ Φ (the least-norm correction), applied on the
+    configuration manifold (q ⊕ Δq: quaternion joints stay unit)."""
+    for _ in range(iterations):
+        tree = build_tree(model, b, q, params, snap=snap)
+        phi_all = constraints(b, tree, rows)
+        g_all = jacobian(b, tree, rows)
+        phi = [phi_all[i] for i in keep]
+        g = [g_all[i] for i in keep]
+        m = len(g)
+        normal = [[b.emit(esum([x * y for x, y in zip(g[i], g[j], strict=True)]))
+                   for j in range(m)] for i in range(m)]
+        largest = normal[0][0] if m == 1 else b.emit(esum([normal[i][i] for i in range(m)]))
+        damp = b.emit(ASSEMBLY_DAMPING * largest)
+        normal = [[b.emit(normal[i][j] + damp) if i == j else normal[i][j] for j in range(m)]
+                  for i in range(m)]
+        w = dense.solve(b, dense.ldlt(b, normal), phi)
+        step = [b.emit(-esum([g[i][d] * w[i] for i in range(m)])) for d in range(model.nv)]
+        q = integrate(b, model, q, step, ONE)
+    return list(q)
+
+
+__all__ = ["ASSEMBLY_DAMPING", "ASSEMBLY_ITERATIONS", "assemble", "bias", "constraints",
+           "jacobian"]

@@ -127,6 +127,7 @@ class Derivation:
     pose_names: tuple[str, ...] = ()
     loop_rows: tuple[np.ndarray, ...] = ()
     loop_keep: tuple[int, ...] = ()
+    snap: float = SNAP_TOLERANCE
 
     def get(self, name: str) -> list[Expr] | None:
         return self.inputs.get(name)
@@ -161,7 +162,7 @@ def tree_program(values: Values) -> Callable[[TreeContext, TreeTarget, Kernel], 
                               partition=target.partition, snap=ctx.snap)
         d = Derivation(b, tree, sym, target.frame, ctx.jacobian_reference, model,
                        ctx.pose_names, *((ctx.loop_rows, ctx.loop_keep) if kernel.loops
-                                         else ((), ())))
+                                         else ((), ())), ctx.snap)
         result = values(d)
         by_name = result if isinstance(result, Mapping) else {kernel.output: result}
         for out in kernel.outputs:
@@ -450,6 +451,19 @@ register(Kernel(
     reference=_loop_reference, loops=True,
 ))
 
+
+register(Kernel(
+    "loop_assemble", FORMULATION,
+    "close the loops from a guess: damped Gauss-Newton, least-norm correction", ("q",),
+    _one("q_assembled", lambda c: (c.model.nq,),
+         "configuration closing the loops near the guess (nq)"),
+    tree_program(lambda d: loop_constraints.assemble(
+        d.b, d.model, d.get("q"), d.get("params") or (), d.loop_rows, d.loop_keep, d.snap)),
+    uses_tree=False, loops=True, setup=True,
+    doc="No numeric reference: the loops close on a manifold, and two solvers reach "
+    "different points of it; tests check that the result closes the loops and stays "
+    "near the guess.",
+))
 
 
 def _constrained_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:

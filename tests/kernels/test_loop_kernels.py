@@ -142,3 +142,28 @@ def test_constrained_forward_dynamics(name):
         assert _close(a, x[:model.nv], 1e-10) and _close(lam, x[model.nv:], 1e-10)
         assert _close(g @ a + lib.loop_bias(q, v), np.zeros(len(g)), 1e-10)
         assert _close(m @ a + c - gk.T @ lam, tau, 1e-10)
+
+
+@pytest.mark.parametrize("name", ["four_bar", "slider_crank", "rssr", "bricard", "prrr",
+                                  "spherical_four_bar"])
+def test_loop_assemble_closes_the_loops_near_the_guess(name):
+    # guesses 0.02 (rad or m) off assembled configurations along the motion (seed 5): 8
+    # Gauss-Newton iterations close the loops to rounding, and the correction is the
+    # least-norm one: to first order in the range of Gᵀ, so that its part along the motion
+    # (the null space of G at the guess) is of second order, ≤ 10 % of it here
+    model = MODELS[name]()
+    ks = symgen.generate(model, ["loop_assemble", *KERNELS])
+    lib = ks.compile(vectorize=None)
+    analysis = ks.context.loops
+    closure = LoopClosure(model)
+    rng = np.random.default_rng(5)
+    for q in _samples(closure, analysis.loops, analysis.reference, rng)[:3]:
+        guess = integrate(model, q, 0.02 * rng.normal(size=model.nv), 1.0)
+        closed = lib.loop_assemble(guess)
+        assert np.max(np.abs(lib.loop_constraints(closed))) <= 1e-10
+        g = lib.loop_jacobian(guess)
+        _, sigma, vt = np.linalg.svd(g)
+        motion = vt[int(np.sum(sigma > 1e-8 * sigma[0])):]
+        delta = closed - guess if model.nq == model.nv else None
+        if delta is not None:
+            assert np.linalg.norm(motion @ delta) <= 0.1 * np.linalg.norm(delta)
