@@ -460,9 +460,10 @@ register(Kernel(
     tree_program(lambda d: loop_constraints.assemble(
         d.b, d.model, d.get("q"), d.get("params") or (), d.loop_rows, d.loop_keep, d.snap)),
     uses_tree=False, loops=True, setup=True,
-    doc="No numeric reference: the loops close on a manifold, and two solvers reach "
-    "different points of it; tests check that the result closes the loops and stays "
-    "near the guess.",
+    doc="No reference in verify: from verify's random, far guesses the Gauss-Newton map "
+    "amplifies rounding, so two implementations part (1e-5 on Bricard's linkage); "
+    "tests/kernels/test_loop_kernels.py compares it with the numeric steps "
+    "(LoopClosure.least_norm_steps) from guesses near the closed loops.",
 ))
 
 

@@ -211,6 +211,23 @@ class LoopClosure:
 
     # ------------------------------------------------------------------ assembly
 
+    def least_norm_steps(self, q: Array, selections: list[Array], keep: list[int],
+                         iterations: int, damping: float) -> Array:
+        """``iterations`` Gauss-Newton steps q ← q ⊕ (−Gᵀ(GGᵀ + δI)⁻¹Φ) on the kept rows
+        ``keep`` of the loops' rows ``selections`` (Ū per loop), δ = ``damping`` times the
+        trace of GGᵀ: the numeric counterpart of the ``loop_assemble`` kernel."""
+        q = np.array(q, float)
+        for _ in range(iterations):
+            tk = tree_kinematics(self.nm, q)
+            phi = np.concatenate([u @ self.raw_residual(cut, tk)
+                                  for u, cut in zip(selections, self.cuts, strict=True)])[keep]
+            g = np.vstack([u @ self.loop_jacobian(cut, tk)
+                           for u, cut in zip(selections, self.cuts, strict=True)])[keep]
+            normal = g @ g.T
+            normal += damping * np.trace(normal) * np.eye(len(keep))
+            q = integrate(self.model, q, -g.T @ np.linalg.solve(normal, phi), 1.0)
+        return q
+
     def assemble(self, q: Array, iterations: int = 100, tolerance: float = 1e-12) -> Array:
         """Close the loops from ``q``: damped Gauss-Newton (Levenberg-Marquardt) on the
         residual, with its Jacobian by central differences along the configuration

@@ -23,6 +23,7 @@ from paths import EXAMPLES
 
 import symgen
 from symgen import reference as ref
+from symgen.formulations.loop_constraints import ASSEMBLY_DAMPING, ASSEMBLY_ITERATIONS
 from symgen.loops import LoopClosure
 from symgen.loops.analysis import _samples
 from symgen.reference.integrate import integrate, random_configuration
@@ -161,6 +162,11 @@ def test_loop_assemble_closes_the_loops_near_the_guess(name):
         guess = integrate(model, q, 0.02 * rng.normal(size=model.nv), 1.0)
         closed = lib.loop_assemble(guess)
         assert np.max(np.abs(lib.loop_constraints(closed))) <= 1e-10
+        # the same steps in numpy on the numeric loop closure (no symbolic code)
+        numeric = closure.least_norm_steps(
+            guess, [loop.selection for loop in analysis.loops], list(analysis.rows),
+            ASSEMBLY_ITERATIONS, ASSEMBLY_DAMPING)
+        assert _close(closed, numeric, 1e-10)
         g = lib.loop_jacobian(guess)
         _, sigma, vt = np.linalg.svd(g)
         motion = vt[int(np.sum(sigma > 1e-8 * sigma[0])):]

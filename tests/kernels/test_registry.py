@@ -29,7 +29,10 @@ def test_every_kernel_is_declared_once_with_a_formulation_and_outputs():
         for variant in kernel.variants:
             assert registry.get(variant).formulation == kernel.formulation
     tree = registry.kernels_of("tree")
-    assert all(k.reference is not None for k in tree.values())
+    # every tree kernel has a numpy reference, except a setup kernel whose documentation
+    # says why verify cannot compare it and where it is tested instead (loop_assemble)
+    missing = [k.name for k in tree.values() if k.reference is None]
+    assert all(tree[k].setup and "tests/" in tree[k].doc for k in missing), missing
 
 
 def test_unknown_and_mixed_kernels_are_one_line_errors():
