@@ -38,6 +38,7 @@ MODELS = {
     "rssr": lambda: symgen.load(EXAMPLES / "rssr.yaml"),
     "bricard": lambda: symgen.load(EXAMPLES / "bricard.yaml"),
     "andrews_squeezer": lambda: symgen.load(EXAMPLES / "andrews_squeezer.yaml"),
+    "five_bar": lambda: symgen.load(EXAMPLES / "five_bar.yaml"),
     "spherical_four_bar": spherical_four_bar,
     "prrr": prrr_manipulator,
     "double_four_bar": double_four_bar,
@@ -117,7 +118,7 @@ def test_no_loop_kernels_without_loop_joints():
 
 
 @pytest.mark.parametrize("name", ["four_bar", "slider_crank", "rssr", "bricard", "prrr",
-                                  "double_four_bar", "andrews_squeezer"])
+                                  "double_four_bar", "andrews_squeezer", "five_bar"])
 def test_constrained_forward_dynamics(name):
     # at assembled configurations with velocities along the motion (null space of G) and
     # random torques (seed 4): the saddle-point system [[M, −Gᵀ], [G, 0]] solved densely by

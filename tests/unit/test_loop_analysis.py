@@ -100,7 +100,8 @@ def test_bricard_linkage():
 
 
 @pytest.mark.parametrize(("name", "dof"), [("four_bar", 1), ("slider_crank", 1), ("rssr", 2),
-                                           ("andrews_squeezer", 1), ("double_pendulum", 2)])
+                                           ("andrews_squeezer", 1), ("double_pendulum", 2),
+                                           ("five_bar", 2)])
 def test_example_models(name, dof):
     analysis = analyse_loops(symgen.load(EXAMPLES / f"{name}.yaml"))
     assert analysis.dof == dof
