@@ -540,7 +540,10 @@ def fuzz(fmt: str, strategy: st.SearchStrategy[bytes], examples: int,
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")
-@pytest.mark.parametrize(("fmt", "strategy"), [("yaml", yaml_files()), ("urdf", urdf_files())])
+@pytest.mark.parametrize(("fmt", "strategy"), [
+    ("yaml", yaml_files()),
+    # 11 s; test_fuzz_big (slow tier) runs 5000 URDF examples
+    pytest.param("urdf", urdf_files(), marks=pytest.mark.slow)])
 def test_fuzz_fast(fmt, strategy):
     fuzz(fmt, strategy, FAST_EXAMPLES).check()
 
