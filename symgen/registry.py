@@ -34,7 +34,7 @@ REGISTRATION_MODULES = (
 
 #: How a kernel's results are compared with a peer's (:mod:`symgen.verify`): ``relative``
 #: (max |a − b| / max(|b|, 1)) or ``solve`` (the backward error of a solution of M x = y).
-COMPARISONS = ("relative", "solve")
+COMPARISONS = ("relative", "solve", "system")
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,11 @@ M x = y (forward dynamics, M⁻¹) are compared by their backward error
 ‖M (a − b)‖∞ / (‖M‖∞ max(‖b‖∞, 1)) instead (:func:`solve_error`): the forward error of any
 backward-stable solve grows with cond(M) (Higham, *Accuracy and Stability of Numerical
 Algorithms*, 2002, §7.1), which reaches 1e11 on random states of iCub, so that two correct
-implementations differ by more than 1e-10 there; the backward error does not.
+implementations differ by more than 1e-10 there; the backward error does not. A kernel
+whose outputs together solve another linear system (comparison ``"system"``: constrained
+forward dynamics, whose saddle-point matrix reaches a condition number of 1e10 on random
+states of Bricard's linkage) is compared the same way, with the system matrix its
+reference returns as ``system`` and the outputs concatenated in their order.
 """
 
 from __future__ import annotations
@@ -258,6 +262,9 @@ def verify_compiled(lib, states: list[dict], float_lib=None, pinocchio_from_sour
         if kernel.reference is not None:
             values = [reference_values(ks, name, s) for s in states]
             expected = {o: np.array([v[o] for v in values]) for o in outputs}
+            if kernel.comparison == "system":
+                error = partial(_system_error, outputs=outputs,
+                                systems=[v["system"] for v in values])
             report.checks.append(Check(name, "reference", _worst(error, got, expected),
                                        tolerance))
         pin_check = None if peer is None or peer.value is None else _pinocchio_check(
@@ -277,8 +284,21 @@ def verify_compiled(lib, states: list[dict], float_lib=None, pinocchio_from_sour
 
 def _worst(error: Callable, got: Mapping[str, np.ndarray],
            expected: Mapping[str, np.ndarray]) -> float:
-    """The largest error over the outputs."""
+    """The largest error over the outputs (a ``_system_error`` takes them all at once)."""
+    if isinstance(error, partial) and error.func is _system_error:
+        return error(got, expected)
     return max(error(got[o], expected[o]) for o in expected)
+
+
+def _system_error(got: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray],
+                  outputs: list[str], systems: list[np.ndarray]) -> float:
+    """:func:`solve_error` of the outputs concatenated per state, against the system
+    matrices ``systems`` (comparison ``"system"``)."""
+    def joined(values: Mapping[str, np.ndarray]) -> np.ndarray:
+        return np.concatenate([np.asarray(values[o], float).reshape(len(systems), -1)
+                               for o in outputs], axis=1)
+
+    return solve_error(joined(got), joined(expected), systems)
 
 
 def _pinocchio_check(value, name: str, states: list[dict], got: Mapping[str, np.ndarray],

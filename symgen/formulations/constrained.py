@@ -10,9 +10,7 @@ the Schur complement of the constraint rows (the range-space method):
     q̈₀ = M⁻¹(τ − C),   Y = M⁻¹Gᵀ,   S = G Y,   S λ = −(Ġ q̇ + G q̈₀),   q̈ = q̈₀ + Y λ,
 
 S (m × m, m the independent rows) by a dense LDLᵀ: no factorization of the (nv + m)
-saddle-point matrix. With ``baumgarte`` = (α, β) the acceleration constraint becomes
-G q̈ + Ġ q̇ + 2α G q̇ + β² Φ = 0 (Baumgarte 1972), which pulls a drifting state back to
-the constraint manifold.
+saddle-point matrix.
 """
 
 from __future__ import annotations
@@ -24,38 +22,26 @@ import numpy as np
 from ..expr import Expr, esum
 from ..program import ProgramBuilder
 from . import dense
-from .loop_constraints import bias, constraints, jacobian
-from .ltdl import dof_parents, ltdl, ltdl_solve
-from .recursions import inverse_dynamics, mass_matrix
+from .loop_constraints import bias, jacobian
+from .ltdl import factored_forward_dynamics, ltdl_solve
 from .tree import SymbolicTree
 
 
 def forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
                      tau: Sequence[Expr], rows: Sequence[np.ndarray], keep: Sequence[int],
-                     f_ext: Sequence[Expr] | None = None,
-                     baumgarte: tuple[float, float] | None = None
+                     f_ext: Sequence[Expr] | None = None
                      ) -> tuple[list[Expr], list[Expr]]:
     """(q̈, λ): ``rows`` the loops' K_α, ``keep`` the independent rows of the stacked ones
     (:attr:`symgen.loops.LoopAnalysis.rows`)."""
-    c = inverse_dynamics(b, tree, v, None, f_ext)  # C = τ at q̈ = 0 (Jain 2009, eq. 3)
-    parent = dof_parents(tree)
-    factors = ltdl(b, mass_matrix(b, tree), parent)
-    a0 = ltdl_solve(b, factors, parent, [b.emit(t - ci) for t, ci in zip(tau, c, strict=True)])
+    a0, factors, parent = factored_forward_dynamics(b, tree, v, tau, f_ext)  # M⁻¹(τ − C)
     g_all = jacobian(b, tree, rows)
     gamma_all = bias(b, tree, v, rows)
     g = [g_all[i] for i in keep]
     gamma = [gamma_all[i] for i in keep]
-    if baumgarte is not None:
-        alpha, beta = baumgarte
-        phi = constraints(b, tree, rows)
-        gamma = [b.emit(gi + 2 * alpha * esum([x * vj for x, vj in zip(g_row, v, strict=True)])
-                        + beta * beta * phi[i])
-                 for gi, g_row, i in zip(gamma, g, keep, strict=True)]
     y = [ltdl_solve(b, factors, parent, row) for row in g]  # columns of M⁻¹Gᵀ
     m = len(g)
-    s = [[b.emit(esum([x * yj for x, yj in zip(g[i], y[j], strict=True)])) if j <= i else None
-          for j in range(m)] for i in range(m)]
-    s = [[s[i][j] if j <= i else s[j][i] for j in range(m)] for i in range(m)]
+    s = [[b.emit(esum([x * yj for x, yj in zip(g[i], y[j], strict=True)])) for j in range(i + 1)]
+         for i in range(m)]  # lower triangle of S = G M⁻¹Gᵀ, which dense.ldlt reads
     rhs = [b.emit(-(gamma[i] + esum([x * aj for x, aj in zip(g[i], a0, strict=True)])))
            for i in range(m)]
     lam = dense.solve(b, dense.ldlt(b, s), rhs) if m else []

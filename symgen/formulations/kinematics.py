@@ -9,7 +9,7 @@ world origin); J̇·v is the classical acceleration at zero joint acceleration.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from ..expr import Expr, esum
 from ..program import ProgramBuilder
@@ -18,6 +18,7 @@ from ..spatial import (
     ZERO3,
     Motion,
     Pose,
+    Vec3,
     add,
     cross,
     dot,
@@ -71,18 +72,27 @@ def frame_jacobian(
     if frame.hinge < 0:
         return J
     point = ZERO3 if reference == "world" else pf.p
-    for j in tree.ancestors(frame.hinge):
+    for d, w, lin in jacobian_columns(b, tree, poses, tree.ancestors(frame.hinge), point):
+        if reference == "local":
+            w, lin = emit_vec(b, mat_t_vec(pf.R, w)), emit_vec(b, mat_t_vec(pf.R, lin))
+        for r in range(3):
+            J[r][d] = w[r]
+            J[3 + r][d] = lin[r]
+    return J
+
+
+def jacobian_columns(b: ProgramBuilder, tree: SymbolicTree, poses: list[Pose],
+                     hinges: Sequence[int], point: Sequence[Expr]
+                     ) -> Iterator[tuple[int, Vec3, Vec3]]:
+    """(DOF, ω, v) of every column s of H*(j) for the hinges j: ``ω = R_j s_ω`` and the
+    velocity ``R_j s_v + ω × (p − p_j)`` of the point p (world coordinates; the column
+    carried to p by a rigid-body transform, Featherstone 2008, eq. 2.24)."""
+    for j in hinges:
         pj = poses[j]
         lever = emit_vec(b, sub(point, pj.p))
         for d, s in zip(tree.hinges[j].dofs, joint_map(tree.hinges[j]), strict=True):
             w = emit_vec(b, mat_vec(pj.R, s.angular))
-            lin = emit_vec(b, add(mat_vec(pj.R, s.linear), cross(w, lever)))
-            if reference == "local":
-                w, lin = emit_vec(b, mat_t_vec(pf.R, w)), emit_vec(b, mat_t_vec(pf.R, lin))
-            for r in range(3):
-                J[r][d] = w[r]
-                J[3 + r][d] = lin[r]
-    return J
+            yield d, vec3(w), vec3(emit_vec(b, add(mat_vec(pj.R, s.linear), cross(w, lever))))
 
 
 def classical_acceleration(V: Motion, alpha: Motion) -> Motion:
@@ -149,5 +159,6 @@ __all__ = [
     "frame_jacobian",
     "frame_jacobian_dot_v",
     "frame_pose",
+    "jacobian_columns",
     "world_poses",
 ]

@@ -34,7 +34,6 @@ from ..spatial import (
     Motion,
     Pose,
     Transform,
-    add,
     cross,
     emit_mat,
     emit_vec,
@@ -48,8 +47,8 @@ from ..spatial import (
 )
 from . import dense
 from .integrate import integrate
-from .kinematics import frame_pose, world_poses
-from .recursions import acceleration_pass, joint_map, motion_pass
+from .kinematics import frame_pose, jacobian_columns, world_poses
+from .recursions import acceleration_pass, motion_pass
 from .tree import CutFrames, SymbolicTree, build_tree
 
 TURNING = (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.CYLINDRICAL, JointType.PLANAR)
@@ -68,17 +67,13 @@ def _rows(b: ProgramBuilder, k: np.ndarray, x: Sequence[Expr]) -> list[Expr]:
                          if c != 0.0])) for row in k]
 
 
-def _cut_poses(b: ProgramBuilder, poses: list[Pose], cut: CutFrames) -> tuple[Pose, Pose]:
-    return frame_pose(b, poses, cut.parent), frame_pose(b, poses, cut.child)
-
-
 def constraints(b: ProgramBuilder, tree: SymbolicTree, rows: Sequence[np.ndarray]) -> list[Expr]:
     """Φ(q): K_α e of every loop (module documentation), stacked."""
     poses = world_poses(b, tree)
     out: list[Expr] = []
     for cut, k in zip(tree.cuts, rows, strict=True):
         _check(cut)
-        fp, fc = _cut_poses(b, poses, cut)
+        fp, fc = frame_pose(b, poses, cut.parent), frame_pose(b, poses, cut.child)
         r = emit_mat(b, mat_mul(transpose(fp.R), fc.R))
         p = emit_vec(b, mat_t_vec(fp.R, sub(fc.p, fp.p)))
         if cut.type in TURNING:
@@ -105,15 +100,10 @@ def jacobian(b: ProgramBuilder, tree: SymbolicTree, rows: Sequence[np.ndarray]
         up_c = tree.ancestors(cut.child.hinge) if cut.child.hinge >= 0 else []
         for sign, chain in ((-1.0, [h for h in up_p if h not in up_c]),
                             (1.0, [h for h in up_c if h not in up_p])):
-            for j in chain:
-                pj = poses[j]
-                lever = emit_vec(b, sub(fp.p, pj.p))
-                for d, s in zip(tree.hinges[j].dofs, joint_map(tree.hinges[j]), strict=True):
-                    w = emit_vec(b, mat_vec(pj.R, s.angular))
-                    lin = emit_vec(b, add(mat_vec(pj.R, s.linear), cross(w, lever)))
-                    column = [*mat_t_vec(fp.R, w), *mat_t_vec(fp.R, lin)]
-                    for i, value in enumerate(_rows(b, sign * k, column)):
-                        g[i][d] = value
+            for d, w, lin in jacobian_columns(b, tree, poses, chain, fp.p):
+                column = [*mat_t_vec(fp.R, w), *mat_t_vec(fp.R, lin)]
+                for i, value in enumerate(_rows(b, sign * k, column)):
+                    g[i][d] = value
         out += g
     return out
 
@@ -142,9 +132,8 @@ def bias(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
                     _in_frame(b, poses, to_cut, vel.V, cut.child.hinge))
         a_p, a_c = (_in_frame(b, poses, to_cut, acc, cut.parent.hinge),
                     _in_frame(b, poses, to_cut, acc, cut.child.hinge))
-        relative = (v_c + Motion(scale(-1.0, list(v_p)))).emit(b)
-        raw = (a_c + Motion(scale(-1.0, list(a_p))) + Motion(
-            scale(-1.0, list(v_p.cross(relative))))).emit(b)
+        relative = (v_c - v_p).emit(b)
+        raw = (a_c - a_p - v_p.cross(relative)).emit(b)
         out += _rows(b, k, list(raw))
     return out
 
@@ -152,7 +141,7 @@ def bias(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
 #: Gauss-Newton iterations of ``loop_assemble`` (quadratic convergence from a guess within
 #: its basin: 8 take an error of 0.1 rad to rounding).
 ASSEMBLY_ITERATIONS = 8
-#: Levenberg damping of the normal equations, relative to their largest diagonal entry.
+#: Levenberg damping of the normal equations, relative to their trace.
 ASSEMBLY_DAMPING = 1e-12
 
 
@@ -171,8 +160,7 @@ def assemble(b: ProgramBuilder, model: Model, q: Sequence[Expr], params: Sequenc
         m = len(g)
         normal = [[b.emit(esum([x * y for x, y in zip(g[i], g[j], strict=True)]))
                    for j in range(m)] for i in range(m)]
-        largest = normal[0][0] if m == 1 else b.emit(esum([normal[i][i] for i in range(m)]))
-        damp = b.emit(ASSEMBLY_DAMPING * largest)
+        damp = b.emit(ASSEMBLY_DAMPING * esum([normal[i][i] for i in range(m)]))
         normal = [[b.emit(normal[i][j] + damp) if i == j else normal[i][j] for j in range(m)]
                   for i in range(m)]
         w = dense.solve(b, dense.ldlt(b, normal), phi)

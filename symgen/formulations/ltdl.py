@@ -81,11 +81,24 @@ def forward_dynamics(
 ) -> list[Expr]:
     """θ̈ = 𝓜⁻¹(T − 𝒞): 𝒞 by Newton-Euler at θ̈ = 0, 𝓜 the composite-body way, then the
     sparse LᵀDL solve."""
+    return factored_forward_dynamics(b, tree, v, tau, f_ext)[0]
+
+
+def factored_forward_dynamics(
+    b: ProgramBuilder,
+    tree: SymbolicTree,
+    v: Sequence[Expr],
+    tau: Sequence[Expr],
+    f_ext: Sequence[Expr] | None = None,
+) -> tuple[list[Expr], list[list[Expr]], list[int]]:
+    """(θ̈, the LᵀDL factors of 𝓜, the DOF parents) of :func:`forward_dynamics`, for a
+    caller that solves more right-hand sides with the same 𝓜."""
     bias = inverse_dynamics(b, tree, v, None, f_ext)  # 𝒞 = T at θ̈ = 0 (Jain 2009, eq. 3)
     M = mass_matrix(b, tree)  # 𝓜 = HφMφ*H*
     parent = dof_parents(tree)
     H = ltdl(b, M, parent)
-    return ltdl_solve(b, H, parent, [b.emit(t - c) for t, c in zip(tau, bias, strict=True)])
+    rhs = [b.emit(t - c) for t, c in zip(tau, bias, strict=True)]
+    return ltdl_solve(b, H, parent, rhs), H, parent
 
 
-__all__ = ["dof_parents", "forward_dynamics", "ltdl", "ltdl_solve"]
+__all__ = ["dof_parents", "factored_forward_dynamics", "forward_dynamics", "ltdl", "ltdl_solve"]

@@ -33,8 +33,9 @@ import numpy as np
 from ..model import JointType, Model, SymgenError
 from ..reference.integrate import integrate, neutral_configuration
 from ..reference.kinematics import tree_kinematics
+from ..reference.spatial import pose_to_inverse_motion_transform, pose_to_motion_transform
 from .closure import CutJoint, LoopClosure
-from .screws import RANK_TOLERANCE, adjoint, adjoint_inverse, complement, lie_closure, rank
+from .screws import RANK_TOLERANCE, complement, lie_closure, rank
 
 Array = np.ndarray
 
@@ -154,11 +155,11 @@ def _loop_report(closure: LoopClosure, cut: CutJoint, q: Array) -> LoopReport:
     d1 = lie_closure(closure.world_screws(tk, chain_p))
     d2 = lie_closure(closure.world_screws(tk, chain_c))
     z = cut.free_motion(rp.T @ rc)
-    basis = np.column_stack([adjoint_inverse(rp, pp) @ np.column_stack([d1, d2]), z])
+    basis = np.column_stack([pose_to_motion_transform(rp, pp) @ np.column_stack([d1, d2]), z])
     w = complement(z)
     u, sigma, _ = np.linalg.svd(w @ basis, full_matrices=True)
     kept = int(np.sum(sigma > RANK_TOLERANCE * max(1.0, float(sigma[0])))) if sigma.size else 0
-    z_world = adjoint(rp, pp) @ z
+    z_world = pose_to_inverse_motion_transform(rp, pp) @ z
     cuts: dict[str, int] = {}
     names = closure.nm.joints
     for side, other in ((chain_p, chain_c), (chain_c, chain_p)):

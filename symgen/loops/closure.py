@@ -24,7 +24,12 @@ from ..reference._numeric import NumericJoint, NumericModel, numeric_joint, prep
 from ..reference.integrate import integrate
 from ..reference.joints import joint_pose, motion_subspace
 from ..reference.kinematics import TreeKinematics, motion_pass, tree_kinematics
-from .screws import adjoint, adjoint_inverse, bracket, complement
+from ..reference.spatial import (
+    cross_motion,
+    pose_to_inverse_motion_transform,
+    pose_to_motion_transform,
+)
+from .screws import complement
 
 Array = np.ndarray
 
@@ -87,7 +92,7 @@ class CutJoint:
                                     np.concatenate([second, np.zeros(3)])])
         zero = np.zeros(j.q.stop - j.q.start)
         r, p = joint_pose(j, zero)
-        return adjoint(r, p) @ motion_subspace(j, zero)
+        return pose_to_inverse_motion_transform(r, p) @ motion_subspace(j, zero)
 
 
 class LoopClosure:
@@ -136,9 +141,14 @@ class LoopClosure:
         fc = (rc @ cut.child_rotation, rc @ cut.child_translation + pc)
         return fp, fc
 
+    @staticmethod
+    def to_world(tk: TreeKinematics, body: int) -> Array:
+        """Ad of body ``body``'s frame: its motion vectors in world coordinates."""
+        return pose_to_inverse_motion_transform(tk.rotation[body], tk.position[body])
+
     def world_screws(self, tk: TreeKinematics, bodies: list[int]) -> Array:
         """The spatial (world) motion screws of the joints driving ``bodies`` (6 × Σν)."""
-        cols = [adjoint(tk.rotation[b], tk.position[b]) @ tk.s[b] for b in bodies]
+        cols = [self.to_world(tk, b) @ tk.s[b] for b in bodies]
         return np.column_stack(cols) if cols else np.zeros((6, 0))
 
     # ------------------------------------------------------------------ constraints
@@ -167,13 +177,12 @@ class LoopClosure:
     def loop_jacobian(self, cut: CutJoint, tk: TreeKinematics) -> Array:
         """H_α (6 − ν rows × nv) at the kinematics ``tk`` (Müller 2014, eq. 22-23)."""
         (rp, pp), (rc, _) = self.cut_frames(cut, tk)
-        to_cut = adjoint_inverse(rp, pp)
+        to_cut = pose_to_motion_transform(rp, pp)
         h = np.zeros((6, self.nm.nv))
         chain_p, chain_c = self.chains(cut)
         for sign, chain in ((-1.0, chain_p), (1.0, chain_c)):
             for b in chain:
-                cols = adjoint(tk.rotation[b], tk.position[b]) @ tk.s[b]
-                h[:, self.nm.joints[b].v] += sign * (to_cut @ cols)
+                h[:, self.nm.joints[b].v] += sign * (to_cut @ self.world_screws(tk, [b]))
         w = complement(cut.free_motion(rp.T @ rc))
         return w @ h
 
@@ -184,17 +193,15 @@ class LoopClosure:
         d/dt [X (V_C − V_P)] = X (A_C − A_P) − [X V_P, X (V_C − V_P)], since
         d/dt Ad⁻¹_g = −ad_{g⁻¹ġ} Ad⁻¹_g (Murray, Li & Sastry 1994, §2.4; Müller 2014, eq. 29)."""
         (rp, pp), (rc, _) = self.cut_frames(cut, tk)
-        to_cut = adjoint_inverse(rp, pp)
+        to_cut = pose_to_motion_transform(rp, pp)
 
         def world(values: list[Array], body: int) -> Array:
-            if body < 0:
-                return np.zeros(6)
-            return adjoint(tk.rotation[body], tk.position[body]) @ values[body]
+            return np.zeros(6) if body < 0 else self.to_world(tk, body) @ values[body]
 
         v_p, v_c = world(velocities, cut.parent), world(velocities, cut.child)
         a_p, a_c = world(accelerations, cut.parent), world(accelerations, cut.child)
         relative = to_cut @ (v_c - v_p)
-        raw = to_cut @ (a_c - a_p) - bracket(to_cut @ v_p, relative)
+        raw = to_cut @ (a_c - a_p) - cross_motion(to_cut @ v_p, relative)
         return complement(cut.free_motion(rp.T @ rc)) @ raw
 
     def biases(self, q: Array, v: Array) -> list[Array]:
@@ -234,7 +241,9 @@ class LoopClosure:
         manifold (``integrate``). Raises when the loops cannot be closed from there."""
         q = np.array(q, float)
         nv = self.nm.nv
-        scale = max(1.0, float(np.max(np.abs(self.nm.coms), initial=0.0)))
+        # lengths scale the position errors: the largest joint offset
+        scale = max(1.0, max((float(np.linalg.norm(j.translation)) for j in self.nm.joints),
+                             default=0.0))
         damping = 1e-6
         r = self.residual(q)
         for _ in range(iterations):

@@ -1,15 +1,17 @@
-"""Screws (twists, rows [angular; linear]) for the loop analysis: adjoint maps, the Lie
-bracket of se(3), the involutive closure of a set of screws and orthonormal complements.
-
-A twist (ω, v) in a frame F, v the velocity of the point at F's origin, is carried to the
-world by Ad_F: (R ω, R v + p × R ω) for F = (R, p) (Murray, Li & Sastry 1994, §2.4; Müller
-2014, eq. 12-13). The bracket [(ω₁, v₁), (ω₂, v₂)] = (ω₁ × ω₂, ω₁ × v₂ − ω₂ × v₁) is the
-adjoint action ad of se(3) (Müller 2014, eq. 25).
+"""Screws (twists, rows [angular; linear]) for the loop analysis: the involutive closure of
+a set of screws and orthonormal complements. The adjoint maps and the Lie bracket are the
+reference's spatial-algebra routines: Ad_F of a frame F = (R, p) is
+``pose_to_inverse_motion_transform(R, p)`` (Featherstone's A_X_B; Murray, Li & Sastry
+1994, §2.4), Ad⁻¹_F is ``pose_to_motion_transform(R, p)``, and the bracket
+[(ω₁, v₁), (ω₂, v₂)] = (ω₁ × ω₂, ω₁ × v₂ − ω₂ × v₁) of se(3) (Müller 2014, eq. 25) is the
+spatial cross product ``cross_motion``.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from ..reference.spatial import cross_motion as bracket
 
 Array = np.ndarray
 
@@ -17,30 +19,6 @@ Array = np.ndarray
 #: from unit vectors, positions and their cross products (Müller 2014, §6 remark 2), so
 #: their scale is that of the mechanism's lengths.
 RANK_TOLERANCE = 1e-9
-
-
-def adjoint(rotation: Array, position: Array) -> Array:
-    """Ad of the frame (R, p): 6×6 matrix carrying twists in the frame to the world."""
-    out = np.zeros((6, 6))
-    out[:3, :3] = rotation
-    out[3:, 3:] = rotation
-    px = np.array([[0.0, -position[2], position[1]],
-                   [position[2], 0.0, -position[0]],
-                   [-position[1], position[0], 0.0]])
-    out[3:, :3] = px @ rotation
-    return out
-
-
-def adjoint_inverse(rotation: Array, position: Array) -> Array:
-    """Ad⁻¹ of the frame (R, p): world twists expressed in the frame."""
-    inverse_rotation = rotation.T
-    return adjoint(inverse_rotation, -inverse_rotation @ position)
-
-
-def bracket(a: Array, b: Array) -> Array:
-    """Lie bracket of two twists, [a, b] = ad_a b."""
-    return np.concatenate([np.cross(a[:3], b[:3]),
-                           np.cross(a[:3], b[3:]) - np.cross(b[:3], a[3:])])
 
 
 def rank(columns: Array) -> int:
@@ -85,5 +63,4 @@ def complement(columns: Array) -> Array:
     return u[:, r:].T
 
 
-__all__ = ["RANK_TOLERANCE", "adjoint", "adjoint_inverse", "bracket", "complement",
-           "lie_closure", "rank", "span"]
+__all__ = ["RANK_TOLERANCE", "complement", "lie_closure", "rank", "span"]

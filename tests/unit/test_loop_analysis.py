@@ -22,8 +22,9 @@ from paths import EXAMPLES
 import symgen
 from symgen.loops import LoopClosure, analyse_loops, kept_rows
 from symgen.loops.analysis import _samples
-from symgen.loops.screws import bracket, lie_closure, rank
+from symgen.loops.screws import lie_closure, rank
 from symgen.reference.integrate import integrate
+from symgen.reference.spatial import cross_motion as bracket
 
 
 def _counts(analysis):

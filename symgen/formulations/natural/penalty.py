@@ -49,6 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .kernels import NaturalOptions
 from .model import NaturalModel
 
 #: Multiplier contraction sought per update: 1/(1 + TARGET).
@@ -57,9 +58,9 @@ TARGET = 1e4
 KAPPA_MAX = 1e9
 #: Smallest scale ρ (well-conditioned mechanisms: σ_min ≈ 1).
 RHO_MIN = 1e4
-#: The step at and above which the contraction target applies in full (the default step of
-#: :class:`~symgen.formulations.natural.kernels.NaturalOptions`); below it, ρ ∝ h.
-REFERENCE_STEP = 1e-3
+#: The step at and above which the contraction target applies in full: the default step of
+#: :class:`~symgen.formulations.natural.kernels.NaturalOptions`; below it, ρ ∝ h.
+REFERENCE_STEP: float = NaturalOptions.step
 
 
 @dataclass(frozen=True)
