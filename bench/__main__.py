@@ -78,7 +78,8 @@ MODES: dict[str, dict[str, Any]] = {
 def _model(name: str, floating: bool = False) -> symgen.Model:
     if name.startswith("chain"):
         return spatial_chain(int(name[5:]))
-    return symgen.load(robot_urdf(name), floating_base=floating)
+    # the peers (Pinocchio, MuJoCo, CasADi) read the grippers' <mimic> joints as independent
+    return symgen.load(robot_urdf(name), floating_base=floating, couplings=False)
 
 
 def setup_peers(mode: str, builds: dict[str, list[str]], casadi_venv: Path | None,

@@ -147,7 +147,7 @@ def measure_robot(robot: str, targets: Sequence[str], sizes: Sequence[int],
                   repeats: dict[int, int], work: Path) -> dict[str, Any]:
     """Every target on one robot: {target: {"width", "flags", "kernels": {label: {size:
     {"scalar", "simd" (states/s), "ratio", "max_rel_diff"}}}}}."""
-    model = symgen.load(robot_urdf(robot))
+    model = symgen.load(robot_urdf(robot), couplings=False)  # as the peers
     ks = symgen.generate(model, list(KERNELS.values()))
     states = random_states(model, max(sizes), seed=0)
     scalar = emit_c(ks, "m")

@@ -30,7 +30,7 @@ ROBOTS = (
 
 def _load(source: str, floating_base: bool) -> symgen.Model:
     path = ROOT / source if "/" in source else robot_urdf(source)
-    return symgen.load(path, floating_base=floating_base)
+    return symgen.load(path, floating_base=floating_base, couplings=False)  # as the peers
 
 
 def timed_generate(model: symgen.Model, kernels=None) -> tuple[float, symgen.KernelSet]:

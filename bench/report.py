@@ -399,6 +399,8 @@ def machine_section(res: Mapping[str, Any]) -> str:
         "- **Peers:** " + ", ".join(f"{k} {v}" for k, v in versions.items())
         + ("; CasADi route: " + ", ".join(f"{k} {v}" for k, v in casadi.items()) if casadi
            else "") + ".",
+        "- **Models:** the URDFs are read with `couplings=False` (the Panda's and Talos' "
+        "gripper `<mimic>` joints as independent joints), as the peers read them.",
     ]
     for name, r in res.items():
         if r and r.get("machine", {}).get("date") != m.get("date"):

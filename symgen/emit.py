@@ -27,6 +27,7 @@ from .cnames import c_comment_text, c_identifier, c_name_text, check_prefix, def
 from .formulations.tree_kernels import INPUT_DOCS
 from .generate import KernelSet
 from .model import SymgenError
+from .model.scalars import scalar_text
 from .printing import CPrinter
 from .program import ArraySpec, Program
 from .registry import all_kernels
@@ -189,6 +190,12 @@ def _conventions(ks: KernelSet) -> list[str]:
         "Joints (q indices | v indices):",
     ]
     for j in m.joints:
+        coupling = m.coupled.get(j.name)
+        if coupling is not None:  # no coordinate of its own
+            lines.append(f"  {c_name_text(j.name)} ({j.type.value}): coupled, "
+                         f"{scalar_text(coupling.ratio)} * {c_name_text(coupling.master)} "
+                         f"+ {scalar_text(coupling.offset)}")
+            continue
         qs, vs = m.q_slices[j.name], m.v_slices[j.name]
         lines.append(
             f"  {c_name_text(j.name)} ({j.type.value}): q[{qs.start}:{qs.stop}] "

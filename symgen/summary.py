@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 from .model import JointType, Model
-from .model.scalars import is_symbolic
+from .model.scalars import scalar_text
 
-
-def _fmt(x: object) -> str:
-    if is_symbolic(x):
-        return str(x)
-    return f"{float(x):.6g}"  # type: ignore[arg-type]
+_fmt = scalar_text
 
 
 def _vec(v) -> str:
@@ -36,14 +32,15 @@ def describe(model: Model) -> str:
             f"  {i:>3}  {body.name:<28} {parent:<28} {_fmt(body.mass):>12}  {_vec(body.com)}"
         )
     lines.append("")
-    lines.append(f"joints ({len(model.joints)} movable, in q/v order)")
+    lines.append(f"joints ({len(model.joints)} movable, in q/v order; (name): coupled to name)")
     lines.append(f"  {'name':<28} {'type':<12} {'q':>9} {'v':>9}  axis")
     for joint in model.joints:
-        qs, vs = model.q_slices[joint.name], model.v_slices[joint.name]
         axis = _vec(joint.axis) if joint.type.uses_axis else "-"
-        lines.append(
-            f"  {joint.name:<28} {joint.type.value:<12} {_span(qs):>9} {_span(vs):>9}  {axis}"
-        )
+        if joint.name in model.coupled:  # no coordinate of its own
+            qs = vs = f"({model.coupled[joint.name].master})"
+        else:
+            qs, vs = _span(model.q_slices[joint.name]), _span(model.v_slices[joint.name])
+        lines.append(f"  {joint.name:<28} {joint.type.value:<12} {qs:>9} {vs:>9}  {axis}")
     lines.append("")
     lines.append(f"frames ({len(model.frames)})")
     for frame in model.frames:
@@ -68,7 +65,8 @@ def describe(model: Model) -> str:
                 lines.append(f"  {joint.name:<28} {_vec(joint.armature_values)}")
     if model.couplings:
         lines.append("")
-        lines.append(f"couplings ({len(model.couplings)})")
+        lines.append(f"couplings ({len(model.couplings)}, imposed: a coupled joint has no "
+                     "coordinate of its own)")
         for c in model.couplings:
             lines.append(f"  q[{c.joint}] = {_fmt(c.ratio)} * q[{c.master}] + {_fmt(c.offset)}")
     lines.append("")

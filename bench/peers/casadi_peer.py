@@ -345,7 +345,8 @@ def _self_test(venv_dir: str, names: Sequence[str]) -> None:
         if name.startswith("chain"):
             model = spatial_chain(int(name[5:]))
         else:
-            model = symgen.load(robot_urdf(name), floating_base=name in ("solo12", "talos"))
+            model = symgen.load(robot_urdf(name), floating_base=name in ("solo12", "talos"),
+                                couplings=False)  # as Pinocchio's default reading
         with tempfile.TemporaryDirectory() as work:
             r = measure(model, random_states(model, 200), 5, ["-O3"], work, venv_dir)
         ns = ", ".join(f"{k.split()[1]} {t:.0f}" for k, t in r["ns"].items())

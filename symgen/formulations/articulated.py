@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..expr import Expr, esum
+from ..model import SymgenError
 from ..program import ProgramBuilder
 from ..spatial import (
     ZERO,
@@ -62,7 +63,12 @@ def _gain(b: ProgramBuilder, U: ForceMap, D: dense.LDLT) -> ForceMap:
 
 
 def articulated_factors(b: ProgramBuilder, tree: SymbolicTree) -> list[Factor]:
-    """The Riccati sweep for P, D, G, tip to base (Jain 2009, eq. 9)."""
+    """The Riccati sweep for P, D, G, tip to base (Jain 2009, eq. 9). A DOF shared by the
+    hinges of coupled joints breaks the recursion's one-hinge-per-DOF structure: those trees
+    use the mass matrix and LᵀDL (:mod:`.ltdl`), as Pinocchio's ABA rejects mimic joints."""
+    if tree.coupled:
+        raise SymgenError(f"model {tree.model.name!r} has coupled joints: the articulated-body "
+                          "recursion does not apply (use forward_dynamics='ltdl')")
     P = [
         ArticulatedInertia(h.inertia.matrix()) if h.inertia else ArticulatedInertia.zero()
         for h in tree.hinges

@@ -20,7 +20,7 @@ def integrate(
     b: ProgramBuilder, model: Model, q: Sequence[Expr], v: Sequence[Expr], dt: Expr
 ) -> list[Expr]:
     out = list(q)
-    for joint in model.joints:
+    for joint in model.independent_joints:  # coupled joints follow their masters
         qs, vs = model.q_slices[joint.name], model.v_slices[joint.name]
         step = [b.emit(x * dt) for x in v[vs]]
         out[qs] = JOINT_TYPES[joint.type].integrate(b, list(q[qs]), step)

@@ -29,7 +29,7 @@ from ..spatial import (
     sub,
     vec3,
 )
-from .recursions import acceleration_pass, joint_map, motion_pass
+from .recursions import acceleration_pass, accumulate, joint_map, motion_pass
 from .tree import FrameRef, SymbolicTree
 
 REFERENCES = ("local_world_aligned", "local", "world")
@@ -75,9 +75,9 @@ def frame_jacobian(
     for d, w, lin in jacobian_columns(b, tree, poses, tree.ancestors(frame.hinge), point):
         if reference == "local":
             w, lin = emit_vec(b, mat_t_vec(pf.R, w)), emit_vec(b, mat_t_vec(pf.R, lin))
-        for r in range(3):
-            J[r][d] = w[r]
-            J[3 + r][d] = lin[r]
+        for r in range(3):  # a coupled joint's column adds to its master's
+            J[r][d] = accumulate(b, J[r][d], w[r])
+            J[3 + r][d] = accumulate(b, J[3 + r][d], lin[r])
     return J
 
 

@@ -147,16 +147,22 @@ ASSEMBLY_DAMPING = 1e-12
 
 def assemble(b: ProgramBuilder, model: Model, q: Sequence[Expr], params: Sequence[Expr],
              rows: Sequence[np.ndarray], keep: Sequence[int], snap: float,
-             iterations: int = ASSEMBLY_ITERATIONS) -> list[Expr]:
+             iterations: int = ASSEMBLY_ITERATIONS,
+             columns: Sequence[int] | None = None) -> list[Expr]:
     """Close the loops from the guess q: ``iterations`` damped Gauss-Newton steps on the
     independent rows, Δq = −Gᵀ(G Gᵀ + δI)⁻¹ Φ (the least-norm correction), applied on the
-    configuration manifold (q ⊕ Δq: quaternion joints stay unit)."""
+    configuration manifold (q ⊕ Δq: quaternion joints stay unit). With ``columns`` (velocity
+    coordinates covering whole joints) only those move, G restricted to them; the other
+    joints keep their q exactly."""
+    start = list(q)
     for _ in range(iterations):
         tree = build_tree(model, b, q, params, snap=snap)
         phi_all = constraints(b, tree, rows)
         g_all = jacobian(b, tree, rows)
         phi = [phi_all[i] for i in keep]
         g = [g_all[i] for i in keep]
+        if columns is not None:
+            g = [[row[d] for d in columns] for row in g]
         m = len(g)
         normal = [[b.emit(esum([x * y for x, y in zip(g[i], g[j], strict=True)]))
                    for j in range(m)] for i in range(m)]
@@ -164,10 +170,33 @@ def assemble(b: ProgramBuilder, model: Model, q: Sequence[Expr], params: Sequenc
         normal = [[b.emit(normal[i][j] + damp) if i == j else normal[i][j] for j in range(m)]
                   for i in range(m)]
         w = dense.solve(b, dense.ldlt(b, normal), phi)
-        step = [b.emit(-esum([g[i][d] * w[i] for i in range(m)])) for d in range(model.nv)]
+        n = model.nv if columns is None else len(columns)
+        step = [b.emit(-esum([g[i][k] * w[i] for i in range(m)])) for k in range(n)]
+        if columns is not None:
+            full: list[Expr] = [ZERO] * model.nv
+            for k, d in enumerate(columns):
+                full[d] = step[k]
+            step = full
         q = integrate(b, model, q, step, ONE)
+        if columns is not None:
+            moving = set(columns)
+            for name, vs in model.v_slices.items():  # the joints with coordinates
+                if not moving & set(range(model.nv)[vs]):
+                    q[model.q_slices[name]] = start[model.q_slices[name]]
     return list(q)
 
 
+def dependent_coordinates(b: ProgramBuilder, model: Model, q: Sequence[Expr],
+                          params: Sequence[Expr], rows: Sequence[np.ndarray],
+                          keep: Sequence[int], dependent: Sequence[int], snap: float,
+                          iterations: int = ASSEMBLY_ITERATIONS) -> list[Expr]:
+    """The dependent coordinates from the independent ones: q with its joints of the velocity
+    coordinates ``dependent`` solved to close the loops (from their values in q as the
+    guess), the other joints held: :func:`assemble` on the columns G_D of the dependent
+    coordinates, Δq_D = −G_Dᵀ(G_D G_Dᵀ + δI)⁻¹Φ, which is Newton's step −G_D⁻¹Φ (damped by
+    δ) when G_D is square and regular (Options.actuated, docs/loops.md)."""
+    return assemble(b, model, q, params, rows, keep, snap, iterations, columns=dependent)
+
+
 __all__ = ["ASSEMBLY_DAMPING", "ASSEMBLY_ITERATIONS", "assemble", "bias", "constraints",
-           "jacobian"]
+           "dependent_coordinates", "jacobian"]

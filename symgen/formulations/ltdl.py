@@ -13,13 +13,18 @@ from collections.abc import Sequence
 
 from ..expr import Expr
 from ..program import ProgramBuilder
+from ..spatial import ONE, ZERO
 from .recursions import inverse_dynamics, mass_matrix
 from .tree import SymbolicTree
 
 
 def dof_parents(tree: SymbolicTree) -> list[int]:
     """λ(k) for every DOF (-1 at the root): the parent array of the tree with every joint
-    expanded into a chain of 1-DOF joints (Featherstone 2008, §6.5)."""
+    expanded into a chain of 1-DOF joints (Featherstone 2008, §6.5). With couplings, a DOF
+    also carries the hinges of the joints coupled to it, and λ is the elimination tree of
+    the reduced 𝓜's pattern (see :func:`elimination_parents`)."""
+    if tree.coupled:
+        return elimination_parents(tree.nv, _coupled_pattern(tree))
     parents = [-1] * tree.nv
     for hinge in tree.hinges:
         prev = -1
@@ -30,6 +35,36 @@ def dof_parents(tree: SymbolicTree) -> list[int]:
         for d in hinge.dofs:
             parents[d] = prev
             prev = d
+    return parents
+
+
+def _coupled_pattern(tree: SymbolicTree) -> set[tuple[int, int]]:
+    """The pairs (i, k), i < k, of DOFs whose entry of 𝓜 = Tᵀ 𝓜_tree T can be nonzero:
+    some hinge of i is an ancestor of, or the same as, some hinge of k."""
+    pattern: set[tuple[int, int]] = set()
+    for h, hinge in enumerate(tree.hinges):
+        for a in tree.ancestors(h):
+            for i in tree.hinges[a].dofs:
+                for k in hinge.dofs:
+                    if i != k:
+                        pattern.add((min(i, k), max(i, k)))
+    return pattern
+
+
+def elimination_parents(n: int, pattern: set[tuple[int, int]]) -> list[int]:
+    """λ for the LᵀDL below, eliminating DOF n−1 first: λ(k) is the largest i < k with
+    L(k, i) ≠ 0, the fill of eliminating k going to λ(k) (the elimination tree of Liu,
+    *The role of elimination trees in sparse factorization*, SIAM J. Matrix Anal. Appl. 11,
+    1990, in reverse order). Every nonzero of row k then lies on k's chain λ(k), λ(λ(k)), ... as
+    :func:`ltdl` requires; on a tree's own pattern it is the tree's parent array."""
+    below: list[set[int]] = [set() for _ in range(n)]
+    for i, k in pattern:
+        below[k].add(i)
+    parents = [-1] * n
+    for k in reversed(range(n)):
+        if below[k]:
+            parents[k] = p = max(below[k])
+            below[p] |= below[k] - {p}
     return parents
 
 
@@ -101,4 +136,23 @@ def factored_forward_dynamics(
     return ltdl_solve(b, H, parent, rhs), H, parent
 
 
-__all__ = ["dof_parents", "factored_forward_dynamics", "forward_dynamics", "ltdl", "ltdl_solve"]
+def mass_matrix_inverse(b: ProgramBuilder, tree: SymbolicTree) -> list[list[Expr]]:
+    """𝓜⁻¹ column by column, each the LᵀDL solve of a unit vector (for trees with coupled
+    joints, where the articulated-body factorization does not apply)."""
+    parent = dof_parents(tree)
+    H = ltdl(b, mass_matrix(b, tree), parent)
+    n = tree.nv
+    columns = [ltdl_solve(b, H, parent, [ONE if i == k else ZERO for i in range(n)])
+               for k in range(n)]
+    return [[columns[c][r] for c in range(n)] for r in range(n)]
+
+
+__all__ = [
+    "dof_parents",
+    "elimination_parents",
+    "factored_forward_dynamics",
+    "forward_dynamics",
+    "ltdl",
+    "ltdl_solve",
+    "mass_matrix_inverse",
+]

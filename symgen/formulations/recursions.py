@@ -150,7 +150,7 @@ def inverse_dynamics(
         X, S = hinge.X, joint_map(hinge)
         T = (S.T @ f[h]).emit(b)  # T(k) = H(k) f(k)
         for d, value in zip(hinge.dofs, T, strict=True):
-            tau[d] = value
+            tau[d] = accumulate(b, tau[d], value)  # coupled joints share their master's
         if hinge.armature is not None and a is not None:
             for d, arm in zip(hinge.dofs, hinge.armature, strict=True):
                 tau[d] = b.emit(tau[d] + arm * a[d])
@@ -194,27 +194,38 @@ def mass_matrix(b: ProgramBuilder, tree: SymbolicTree) -> list[list[Expr]]:
                 [b.emit(x + arm) if r == col else x for r, x in enumerate(values)]
                 for col, (values, arm) in enumerate(zip(block, hinge.armature, strict=True))
             ]
-        _fill(M, hinge.dofs, hinge.dofs, block)
+        _fill(b, M, hinge.dofs, hinge.dofs, block, diagonal=True)
         j = h
         while tree.hinges[j].parent >= 0:
             X = tree.hinges[j].X
             F = [(X.T @ f).emit(b) for f in F]  # F ← φ(℘(j), j) F
             j = tree.hinges[j].parent
             anc = tree.hinges[j]
-            _fill(M, anc.dofs, hinge.dofs, [list((joint_map(anc).T @ f).emit(b)) for f in F])
+            _fill(b, M, anc.dofs, hinge.dofs, [list((joint_map(anc).T @ f).emit(b)) for f in F])
     return M
 
 
-def _fill(M: list[list[Expr]], rows: list[int], cols: list[int], by_col: list[list[Expr]]):
-    """Set block (rows, cols) from per-column values and mirror it."""
+def accumulate(b: ProgramBuilder, total: Expr, value: Expr) -> Expr:
+    """``total + value``, emitted only when ``total`` already holds a term: a coupled joint
+    adds its share to its master's DOF (τ = Tᵀ τ_tree, :mod:`symgen.model.couplings`)."""
+    return value if total is ZERO else b.emit(total + value)
+
+
+def _fill(b: ProgramBuilder, M: list[list[Expr]], rows: list[int], cols: list[int],
+          by_col: list[list[Expr]], diagonal: bool = False):
+    """Add block (rows, cols), given per column, and its mirror (M = Tᵀ M_tree T: a coupled
+    joint adds its blocks to its master's DOFs). A ``diagonal`` block (a hinge with itself)
+    holds both triangles already and is added once."""
     for c, values in zip(cols, by_col, strict=True):
         for r, value in zip(rows, values, strict=True):
-            M[r][c] = value
-            M[c][r] = value
+            M[r][c] = accumulate(b, M[r][c], value)
+            if not diagonal:
+                M[c][r] = accumulate(b, M[c][r], value)
 
 
 __all__ = [
     "Velocities",
+    "accumulate",
     "acceleration_pass",
     "composite_inertias",
     "gyroscopic",

@@ -18,6 +18,7 @@ Hinge frames are body frames (or the sub-bodies' frames): H is constant or spars
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -119,6 +120,11 @@ class SymbolicTree:
     nv: int
     cuts: list[CutFrames] = field(default_factory=list)
 
+    @property
+    def coupled(self) -> bool:
+        """True when coupled joints share their masters' DOFs (several hinges per DOF)."""
+        return bool(self.model.coupled)
+
     def ancestors(self, h: int) -> list[int]:
         """``h`` and its ancestors, tip to base."""
         out = []
@@ -178,6 +184,32 @@ class Constants:
         return mat3(self.vec(row) for row in m)
 
 
+def _joint_coordinates(
+    b: ProgramBuilder, k: Constants, model: Model, joint, q: Sequence[Expr]
+) -> tuple[list[Expr], range, Expr | None]:
+    """(the joint's coordinates, its DOFs in v, its ratio): its own slices of q and v, or,
+    for a coupled joint (no coordinate of its own, :mod:`symgen.model.couplings`),
+    ``ratio·q[master] + offset`` and its master's DOF with the ratio."""
+    c = model.coupled.get(joint.name)
+    if c is None:
+        vs = model.v_slices[joint.name]
+        return list(q[model.q_slices[joint.name]]), range(vs.start, vs.stop), None
+    ratio = k.scalar(c.ratio)
+    master = q[model.q_slices[c.master].start]
+    value = b.emit(ratio * master + k.scalar(c.offset))
+    dof = model.v_slices[c.master].start
+    return [value], range(dof, dof + 1), ratio
+
+
+def _geared(b: ProgramBuilder, step: Step, ratio: Expr, name: str) -> Step:
+    """A coupled joint's step driven by its master's rate: θ̇ = ratio·v[master], so
+    S θ̇ = (ratio·S) v[master]."""
+    if step.bias is not None:
+        raise SymgenError(f"joint {name!r}: a coupled joint must have a constant motion "
+                          "subspace (revolute, prismatic or helical)")
+    return dataclasses.replace(step, S=[tuple(b.emit(ratio * x) for x in s) for s in step.S])
+
+
 def _placed(b: ProgramBuilder, r_t: Mat3, p_t: Vec3, step: Step) -> Transform:
     """Transform parent → hinge frame for placement (R_T, p_T) then joint motion (R_J, p_J):
     the hinge frame's pose in the parent is (R_T R_J, R_T p_J + p_T), so E = (R_T R_J)ᵀ."""
@@ -199,17 +231,20 @@ def build_tree(
     hinges: list[Hinge] = []
     body_hinge: list[int] = []
     for j, joint in enumerate(model.joints):
-        qs, vs = model.q_slices[joint.name], model.v_slices[joint.name]
-        qj = list(q[qs])
+        qj, vs, ratio = _joint_coordinates(b, k, model, joint, q)
         kind = JOINT_TYPES[joint.type]
         split = partition and kind.partitionable
         steps = kind.steps(b, k, joint, qj, split)
+        if ratio is not None:
+            steps = [_geared(b, step, ratio, joint.name) for step in steps]
         parent = body_hinge[model.parents[j]] if model.parents[j] >= 0 else -1
         r_t = k.rotation(joint.placement.rotation)
         p_t = k.vec(joint.placement.translation)
         first = len(hinges)
         velocity_split = split and kind.coincident_subframes
         armature = [k.scalar(x) for x in joint.armature] if joint.armature else None
+        if armature is not None and ratio is not None:  # reflected: τ_m += ratio² J q̈_m
+            armature = [b.emit(ratio * ratio * x) for x in armature]
         for n, step in enumerate(steps):
             index = len(hinges)
             x = _placed(b, r_t, p_t, step) if n == 0 else _placed(b, IDENTITY3, ZERO3, step)
@@ -219,7 +254,7 @@ def build_tree(
                 parent=parent,
                 X=x,
                 S=step.S,
-                dofs=[vs.start + o for o in step.offsets],
+                dofs=[vs[o] for o in step.offsets],
                 coriolis_from=first if velocity_split else index,
                 bias=step.bias,
                 armature=None if armature is None else [armature[o] for o in step.offsets],

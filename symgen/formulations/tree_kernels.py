@@ -67,6 +67,9 @@ class TreeContext:
     external_forces: bool = False
     snap: float = SNAP_TOLERANCE
     frames: tuple[str, ...] = ()
+    #: Options.actuated and Options.baumgarte (the closed-loop kernels).
+    actuated: tuple[str, ...] | None = None
+    baumgarte: tuple[float, float] | None = None
 
     @cached_property
     def loops(self) -> Any:
@@ -344,7 +347,12 @@ def _forward_dynamics_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
 
 
 def _forward_dynamics_pinocchio(p: PinocchioQuery) -> dict[str, np.ndarray]:
-    return {"a": p.v_out(_with_forces(p.pin.aba, p, p.q, p.vector("v"), p.vector("tau")))}
+    return {"a": p.v_out(p.bridge.forward_dynamics(p.q, p.vector("v"), p.vector("tau"),
+                                                   p.forces))}
+
+
+def _mass_matrix_inverse_pinocchio(p: PinocchioQuery) -> dict[str, np.ndarray]:
+    return {"Minv": p.bridge.matrix_from_pin(p.bridge.mass_matrix_inverse(p.q))}
 
 
 register(Kernel(
@@ -379,10 +387,11 @@ register(Kernel(
     "mass_matrix_inverse", FORMULATION,
     "M(q)⁻¹ from the innovations factorization, without inverting M", ("q",),
     _one("Minv", _nv_nv, "inverse of the mass matrix (nv × nv, row-major)"),
-    tree_program(lambda d: _flat(articulated.mass_matrix_inverse(d.b, _tree(d)))),
+    tree_program(lambda d: _flat((ltdl if _tree(d).coupled else articulated)
+                                 .mass_matrix_inverse(d.b, _tree(d)))),
     reference=lambda r: {"Minv": np.linalg.inv(_ref().mass_matrix(r.model, r.q,
                                                                   params=r.params))},
-    pinocchio=lambda p: {"Minv": p.matrix_out(p.pin.computeMinverse(p.model, p.data, p.q))},
+    pinocchio=_mass_matrix_inverse_pinocchio,
     comparison="solve",
 ))
 register(Kernel(
@@ -467,14 +476,29 @@ register(Kernel(
 ))
 
 
+def _with_context(values: Callable[[Derivation, TreeContext], Any]
+                  ) -> Callable[[TreeContext, TreeTarget, Kernel], Program]:
+    """:func:`tree_program` for a derivation that also reads the context (the closed-loop
+    kernels' options)."""
+
+    def derive(ctx: TreeContext, target: TreeTarget, kernel: Kernel) -> Program:
+        return tree_program(lambda d: values(d, ctx))(ctx, target, kernel)
+
+    return derive
+
+
 def _constrained_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
     """q̈ and λ from the saddle-point system [[M, −Gᵀ], [G, 0]] [q̈; λ] = [τ − C; −Ġq̇],
     M and C of the reference dynamics, G and Ġq̇ of the numeric loop closure in the
-    independent rows, solved as one dense system (numpy)."""
+    independent rows, solved as one dense system (numpy); with Options.baumgarte (α, β),
+    −Ġq̇ − 2α G q̇ − β² Φ on the right."""
     ref = _ref()
     loops = _loop_reference(r)
     keep = list(r.context.loops.rows)
     g, gamma = loops["G"][keep], loops["gamma"][keep]
+    if r.context.baumgarte is not None:
+        alpha, beta = (float(x) for x in r.context.baumgarte)
+        gamma = gamma + 2 * alpha * g @ r.v + beta ** 2 * loops["phi"][keep]
     m_matrix = ref.mass_matrix(r.model, r.q, params=r.params)
     c = ref.bias_forces(r.model, r.q, r.v, params=r.params)
     if r.f_ext:
@@ -493,10 +517,69 @@ register(Kernel(
     (Output("a", _nv, _ACC + " satisfying the loop constraints"),
      Output("lam", lambda c: (c.loop_rank,),
             "constraint forces λ of the independent loop rows (Gᵀλ in joint space)")),
-    tree_program(lambda d: dict(zip(("a", "lam"), constrained.forward_dynamics(
-        d.b, _tree(d), d.get("v"), d.get("tau"), d.loop_rows, d.loop_keep, d.get("f_ext")),
-        strict=True))),
+    _with_context(lambda d, c: dict(zip(("a", "lam"), constrained.forward_dynamics(
+        d.b, _tree(d), d.get("v"), d.get("tau"), d.loop_rows, d.loop_keep, d.get("f_ext"),
+        c.baumgarte), strict=True))),
     reference=_constrained_reference, comparison="system", takes_forces=True, loops=True,
+    doc="Options.baumgarte = (α, β) adds Baumgarte's stabilisation: G q̈ = −Ġq̇ − 2α G q̇ "
+    "− β² Φ (off by default; docs/loops.md).",
+))
+
+
+def _actuation(c: TreeContext) -> Any:
+    return constrained.actuation(c.model, c.loops, c.actuated)
+
+
+def _actuated_inverse_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    """u and λ from the square system [B, Gᵀ] [u; λ] = M a + C (− Σ Jᵀ f_ext): the
+    reference inverse dynamics, G of the numeric loop closure in the independent rows, B
+    the columns of the identity of the actuated coordinates, solved densely (numpy)."""
+    split = _actuation(r.context)
+    keep = list(r.context.loops.rows)
+    g = _loop_reference(r)["G"][keep]
+    tau = _ref().inverse_dynamics(r.model, r.q, r.v, r.a, r.f_ext, params=r.params)
+    system = np.hstack([np.eye(r.model.nv)[:, list(split.active)], g.T])
+    x = np.linalg.solve(system, tau)
+    n = len(split.active)
+    return {"tau_act": x[:n], "lam": x[n:], "system": system}
+
+
+register(Kernel(
+    "constrained_inverse_dynamics", FORMULATION,
+    "actuator forces and λ of closed loops: M q̈ + C = B u + Gᵀλ at a consistent q̈",
+    ("q", "v", "a"),
+    (Output("tau_act", lambda c: (len(_actuation(c).active),),
+            "actuator forces and torques, N and N·m, of the actuated joints: those "
+            "Options.actuated names, in its order, else the model's actuators or its ground "
+            "joints, in model order"),
+     Output("lam", lambda c: (c.loop_rank,),
+            "constraint forces λ of the independent loop rows (Gᵀλ in joint space)")),
+    _with_context(lambda d, c: dict(zip(("tau_act", "lam"), constrained.inverse_dynamics(
+        d.b, _tree(d), d.get("v"), d.get("a"), d.loop_rows, d.loop_keep, _actuation(c),
+        d.get("f_ext")), strict=True))),
+    reference=_actuated_inverse_reference, comparison="system", takes_forces=True,
+    loops=True, default=False,
+    doc="Not a default kernel: it needs the actuated joints (Options.actuated, the model's "
+    "actuator elements or ground joints with the mechanism's DOF). a must be consistent, "
+    "G a + Ġ v = 0, for constrained_forward_dynamics(q, v, B u) to return it.",
+))
+register(Kernel(
+    "loop_dependent_coordinates", FORMULATION,
+    "dependent coordinates from the independent ones: Newton on the loop constraints",
+    ("q",),
+    _one("q_closed", lambda c: (c.model.nq,),
+         "configuration (nq): the independent joints of q, the others solved to close the "
+         "loops from their values in q"),
+    _with_context(lambda d, c: loop_constraints.dependent_coordinates(
+        d.b, d.model, d.get("q"), d.get("params") or (), d.loop_rows, d.loop_keep,
+        constrained.independent_coordinates(c.model, c.loops, c.actuated).passive, d.snap)),
+    uses_tree=False, loops=True, setup=True, default=False, float_check=False,
+    doc="No reference in verify (like loop_assemble: from random, far guesses Newton's "
+    "map amplifies rounding); tests/kernels/test_constrained_inverse_dynamics.py compares "
+    "it with the same steps in numpy from guesses near closed configurations. No float "
+    "check either: verify's random independent coordinates often admit no closed "
+    "configuration (outside the workspace), where Newton does not converge and the float "
+    "and double iterations part.",
 ))
 
 
@@ -528,7 +611,7 @@ class TreeFormulation:
         frames = tuple(dict.fromkeys(frames))  # a frame named twice gives one program
         return TreeContext(model, tuple(model.body_names) + tuple(model.frame_names),
                            options.jacobian_reference, options.external_forces, options.snap,
-                           frames)
+                           frames, actuated=options.actuated, baumgarte=options.baumgarte)
 
     def frames(self, kernel: Kernel, context: TreeContext) -> list[str | None]:
         if kernel.loops and not context.model.loop_joints:
@@ -547,6 +630,12 @@ class TreeFormulation:
             choice = getattr(options, kernel.name, "auto")
             methods = [get(v) for v in kernel.variants
                        if choice == "auto" or v == f"{kernel.name}_{choice}"]
+            if model.coupled:  # the articulated-body recursion needs one hinge per DOF
+                methods = [m for m in methods if not m.name.endswith("_aba")]
+                if not methods:
+                    raise SymgenError(f"model {model.name!r} has coupled joints: "
+                                      f"{kernel.name}='{choice}' does not apply to them "
+                                      "(use 'ltdl' or 'auto')")
         out = []
         for method in methods:
             for partition in partitions:

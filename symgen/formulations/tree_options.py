@@ -3,6 +3,7 @@ default frames of the per-frame kernels and their check."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,6 +30,13 @@ class Options:
     - ``external_forces``: give inverse and forward dynamics an ``f_ext`` input.
     - ``cse``: run common-subexpression elimination.
     - ``snap``: rotation/axis entries within this of 0 or ±1 are taken as exact.
+    - ``actuated``: the actuated joints of a model with loop joints (tree joints, by name),
+      for ``constrained_inverse_dynamics`` and as the independent coordinates of
+      ``loop_dependent_coordinates``; default: the joints the model's ``actuator`` force
+      elements drive, else its ground joints when they have as many DOF as the mechanism
+      (docs/loops.md).
+    - ``baumgarte``: (α, β) in 1/s, Baumgarte's stabilisation of
+      ``constrained_forward_dynamics``, G q̈ = −Ġq̇ − 2α G q̇ − β² Φ; None (default): off.
     """
 
     partition: str = "auto"
@@ -38,6 +46,17 @@ class Options:
     external_forces: bool = False
     cse: bool = True
     snap: float = SNAP_TOLERANCE
+    actuated: tuple[str, ...] | None = None
+    baumgarte: tuple[float, float] | None = None
+
+    def __post_init__(self) -> None:
+        # a single joint name, or lists where tuples are meant (e.g. from JSON)
+        if isinstance(self.actuated, str):
+            object.__setattr__(self, "actuated", (self.actuated,))
+        elif isinstance(self.actuated, list):
+            object.__setattr__(self, "actuated", tuple(self.actuated))
+        if isinstance(self.baumgarte, list):
+            object.__setattr__(self, "baumgarte", tuple(self.baumgarte))
 
     def check(self) -> None:
         if self.partition not in PARTITION_CHOICES:
@@ -54,6 +73,20 @@ class Options:
                 f"jacobian_reference must be one of {', '.join(REFERENCES)}, "
                 f"got {self.jacobian_reference!r}"
             )
+        if self.actuated is not None and (
+                not isinstance(self.actuated, tuple) or not self.actuated
+                or not all(isinstance(n, str) and n for n in self.actuated)
+                or len(set(self.actuated)) != len(self.actuated)):
+            raise SymgenError(f"actuated must name distinct joints, got {self.actuated!r}")
+        if self.baumgarte is not None:
+            try:
+                alpha, beta = (float(x) for x in self.baumgarte)
+            except (TypeError, ValueError):
+                raise SymgenError("baumgarte must be (alpha, beta) in 1/s, got "
+                                  f"{self.baumgarte!r}") from None
+            if not (math.isfinite(alpha) and math.isfinite(beta) and alpha >= 0 and beta >= 0):
+                raise SymgenError("baumgarte (alpha, beta) must be finite and >= 0, got "
+                                  f"{self.baumgarte!r}")
 
 
 def default_frames(model: Model) -> tuple[str, ...]:

@@ -11,13 +11,17 @@ from ..model import Model, ModelError
 Locks = Mapping[str, float | str | Sequence[float | str] | None]
 
 
-def load(path: str | Path, floating_base: bool = False, lock: Locks | None = None) -> Model:
+def load(path: str | Path, floating_base: bool = False, lock: Locks | None = None,
+         couplings: bool = True) -> Model:
     """Read a model file, choosing the reader by extension (``.urdf``, ``.yaml``/``.yml``).
 
     ``floating_base=True`` attaches the file's root body to the world by a free joint
     (named ``root_joint``), as URDFs of legged and humanoid robots expect. ``lock`` holds
     joints at given values (None: the neutral value) and lumps what they carry, as
     Pinocchio's ``buildReducedModel``; see :meth:`symgen.model.ModelBuilder.lock`.
+    ``couplings=False`` drops the file's gear and mimic couplings (every joint keeps its
+    own coordinate, as Pinocchio's ``buildModelFromUrdf`` with ``mimic=False``); by default
+    they are imposed (:mod:`symgen.model.couplings`).
     """
     p = Path(path)
     if not p.is_file():
@@ -29,7 +33,8 @@ def load(path: str | Path, floating_base: bool = False, lock: Locks | None = Non
         from .yaml_format import read_yaml as read
     else:
         raise ModelError(f"{p}: unknown model format {suffix!r} (expected .urdf, .yaml or .yml)")
-    return read(p, floating_base=floating_base, lock=lock)
+    model = read(p, floating_base=floating_base, lock=lock)
+    return model if couplings else model.without_couplings()
 
 
 __all__ = ["Locks", "load"]

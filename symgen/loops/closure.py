@@ -99,6 +99,9 @@ class LoopClosure:
     """The loop joints of a model, numerically (parameters resolved with ``params``)."""
 
     def __init__(self, model: Model, params: dict[str, float] | None = None) -> None:
+        if model.coupled and model.loop_joints:
+            raise SymgenError(f"model {model.name!r}: loop joints together with couplings are "
+                              "not supported yet (the loop kernels work on independent joints)")
         resolved = model.resolve(params)
         self.model = resolved
         self.nm: NumericModel = prepare(resolved)

@@ -7,8 +7,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import numpy as np
 import sympy
 
+from .couplings import ResolvedCoupling, coupling_matrices, resolve_couplings
 from .elements import Body, Coupling, ForceElement, Frame, Joint, LockedJoint
 from .errors import ModelError, SourceRef
 from .force_elements import check_force_signs
@@ -57,18 +59,47 @@ class Model:
     # ----------------------------------------------------------------- dimensions
     @property
     def nq(self) -> int:
-        """Length of the configuration vector q."""
-        return sum(j.nq for j in self.joints)
+        """Length of the configuration vector q (the independent joints: a coupled joint
+        has no coordinate of its own, :mod:`symgen.model.couplings`)."""
+        return sum(j.nq for j in self.independent_joints)
 
     @property
     def nv(self) -> int:
-        """Length of the velocity vector v (and of a, tau)."""
+        """Length of the velocity vector v (and of a, tau): the independent joints."""
+        return sum(j.nv for j in self.independent_joints)
+
+    @property
+    def tree_nq(self) -> int:
+        """Configuration coordinates of every tree joint, coupled ones included."""
+        return sum(j.nq for j in self.joints)
+
+    @property
+    def tree_nv(self) -> int:
+        """Velocity coordinates of every tree joint, coupled ones included."""
         return sum(j.nv for j in self.joints)
+
+    @cached_property
+    def coupled(self) -> dict[str, ResolvedCoupling]:
+        """Each coupled joint's map onto its independent master (chains composed)."""
+        return resolve_couplings(self.couplings)
+
+    @cached_property
+    def independent_joints(self) -> tuple[Joint, ...]:
+        """The tree joints that own coordinates of q and v (all but the coupled ones)."""
+        return tuple(j for j in self.joints if j.name not in self.coupled)
 
     @property
     def armature(self) -> list[Scalar]:
-        """Armature of every velocity coordinate (length nv, zeros where none)."""
-        return [x for j in self.joints for x in j.armature_values]
+        """Armature of every velocity coordinate (length nv, zeros where none). A coupled
+        joint's armature J is reflected on its master's coordinate as ratio²·J (its rate is
+        ratio·v[master])."""
+        out = [x for j in self.independent_joints for x in j.armature_values]
+        for c in self.coupled.values():
+            joint = self.joints[self.joint_names.index(c.joint)]
+            if joint.armature:
+                i = self.v_slices[c.master].start
+                out[i] = out[i] + c.ratio**2 * joint.armature_values[0]
+        return out
 
     @property
     def has_armature(self) -> bool:
@@ -86,7 +117,8 @@ class Model:
 
     @property
     def joint_names(self) -> list[str]:
-        """Movable joints, in the order their coordinates appear in q and v."""
+        """Movable tree joints in model order (coupled ones included; the coordinates of q
+        and v are those of :attr:`independent_joints`, in this order)."""
         return [j.name for j in self.joints]
 
     @property
@@ -99,13 +131,34 @@ class Model:
 
     @cached_property
     def q_slices(self) -> dict[str, slice]:
-        """Slice of q belonging to each joint."""
-        return _slices(self.joints, "nq")
+        """Slice of q belonging to each independent joint (coupled joints have none)."""
+        return _slices(self.independent_joints, "nq")
 
     @cached_property
     def v_slices(self) -> dict[str, slice]:
-        """Slice of v (and of a, tau) belonging to each joint."""
+        """Slice of v (and of a, tau) belonging to each independent joint."""
+        return _slices(self.independent_joints, "nv")
+
+    @cached_property
+    def tree_q_slices(self) -> dict[str, slice]:
+        """Slice of each tree joint in the tree configuration (every joint in model order,
+        coupled ones included: ``q_tree = P q + q0``, :meth:`coupling_matrices`)."""
+        return _slices(self.joints, "nq")
+
+    @cached_property
+    def tree_v_slices(self) -> dict[str, slice]:
+        """Slice of each tree joint in the tree velocity ``v_tree = T v``."""
         return _slices(self.joints, "nv")
+
+    def coupling_matrices(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(P, q0, T): ``q_tree = P q + q0``, ``v_tree = T v`` (numeric models only; see
+        :func:`symgen.model.couplings.coupling_matrices`)."""
+        return coupling_matrices(self.joints, self.coupled, self.q_slices, self.v_slices)
+
+    def without_couplings(self) -> Model:
+        """A copy whose couplings are dropped: every tree joint has its own coordinates (as
+        Pinocchio's ``mimic=False``). Joints locked through a coupling stay locked."""
+        return dataclasses.replace(self, couplings=()) if self.couplings else self
 
     def children(self, i: int) -> list[int]:
         return [k for k, p in enumerate(self.parents) if p == i]

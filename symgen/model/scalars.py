@@ -43,6 +43,13 @@ def is_symbolic(x: object) -> bool:
     return isinstance(x, sympy.Basic) and not x.is_number
 
 
+def scalar_text(x: object) -> str:
+    """A value for people: 6 significant digits, or the expression of a parameter."""
+    if is_symbolic(x):
+        return str(x)
+    return f"{float(x):.6g}"  # type: ignore[arg-type]
+
+
 def simplify_scalar(x: Scalar) -> Scalar:
     """Plain float for anything numeric, sympy expression otherwise."""
     if isinstance(x, sympy.Basic):

@@ -134,6 +134,12 @@ def pin_model_from_symgen(model: Model, params: Mapping[str, float] | None = Non
                 f.name, parent_joint, body_frame[f.body], se3(f.placement), pin.FrameType.OP_FRAME
             )
         )
+    for c in m.coupled.values():  # a coupled joint becomes a JointModelMimic of its master
+        if pm.getJointId(c.joint) < pm.getJointId(c.master):
+            raise ValueError(f"joint {c.joint!r} is coupled to {c.master!r}, which comes after "
+                             "it: a Pinocchio mimic joint must follow its master")
+        pm = pin.transformJointIntoMimic(pm, pm.getJointId(c.master), pm.getJointId(c.joint),
+                                         float(c.ratio), float(c.offset))
     if m.has_armature:  # joint armature: Pinocchio's model.armature, in its v layout
         pm.armature = Bridge(m, pm).v_to_pin(np.array(m.armature, dtype=float))
     return pm
@@ -148,8 +154,8 @@ def pin_model_from_urdf(model: Model) -> pin.Model:
     gravity and joint armature (a URDF holds neither). Comparing with this model checks
     symgen's reading of the file and its lumping of fixed links, not only its kernels.
 
-    ``<mimic>`` joints are read as independent joints (``mimic=False``), as symgen keeps its
-    couplings as data and its kernels treat coupled joints as independent.
+    ``<mimic>`` joints are read as Pinocchio's ``JointModelMimic`` (``mimic=True``), as
+    symgen imposes its couplings: a coupled joint has no coordinate of its own.
 
     Raises ValueError (one line) when the file's model cannot stand for ``model``: not read
     from a URDF, runtime parameters or loop joints; :class:`Bridge` then rejects a Pinocchio
@@ -165,12 +171,14 @@ def pin_model_from_urdf(model: Model) -> pin.Model:
         raise ValueError("the model has loop joints")
     if not path.is_file():
         raise ValueError(f"{path} is not a file")
-    pm = pin.buildModelFromUrdf(str(path))
+    mimic = bool(model.couplings)
+    pm = pin.buildModelFromUrdf(str(path), mimic=mimic)
     if not pm.existFrame(model.root, pin.FrameType.BODY):
         free = [j for j in model.joints if j.type is JointType.FREE and j.parent == model.root]
         if len(free) != 1:
             raise ValueError(f"symgen's root {model.root!r} is not a link of {path.name}")
-        pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer(), free[0].name)
+        pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer(), free[0].name,
+                                    mimic=mimic)
     m = model.resolve()
     locks = m.locks
     if locks:
@@ -234,8 +242,8 @@ class Bridge:
         if pin_model.nv != model.nv:
             raise ValueError(f"nv differs: symgen {model.nv}, pinocchio {pin_model.nv}")
         self.perm = np.full(model.nv, -1)
-        self.joints: list[tuple] = []  # (symgen joint, q slice, v slice, pin idx_q, idx_v, nq)
-        for joint in model.joints:
+        self.joints: list[tuple] = []  # (symgen joint, q slice, pin idx_q, nq)
+        for joint in model.independent_joints:  # coupled joints: Pinocchio's mimic joints
             if not pin_model.existJointName(joint.name):
                 raise ValueError(f"pinocchio model has no joint {joint.name!r}")
             pj = pin_model.joints[pin_model.getJointId(joint.name)]
@@ -301,6 +309,31 @@ class Bridge:
             joint = self.model.joints[self.model.body_index(name)]
             out[self.pin_model.getJointId(joint.name)] = pin.Force(_arr(f[3:]), _arr(f[:3]))
         return out
+
+    # ----------------------------------------------------------------- dynamics
+    def mass_matrix(self, qp: np.ndarray) -> np.ndarray:
+        """Pinocchio's ``crba`` (symmetrized: it fills the upper triangle), its layout."""
+        m = np.asarray(pin.crba(self.pin_model, self.data, qp))
+        return np.triu(m) + np.triu(m, 1).T
+
+    def forward_dynamics(self, qp: np.ndarray, vp: np.ndarray, taup: np.ndarray,
+                         forces: list[pin.Force] | None = None) -> np.ndarray:
+        """Pinocchio's ``aba`` (its layout); with mimic joints, which its ABA rejects, the
+        solve M⁻¹(τ − C) of its ``crba`` and ``rnea``."""
+        pm, pd = self.pin_model, self.data
+        extra = (forces,) if forces else ()
+        if not self.model.coupled:
+            return np.asarray(pin.aba(pm, pd, qp, vp, taup, *extra))
+        c = pin.rnea(pm, pd, qp, vp, np.zeros(pm.nv), *extra)
+        return np.linalg.solve(self.mass_matrix(qp), taup - c)
+
+    def mass_matrix_inverse(self, qp: np.ndarray) -> np.ndarray:
+        """Pinocchio's ``computeMinverse`` (symmetrized, its layout); with mimic joints,
+        which it rejects, the inverse of its ``crba``."""
+        if self.model.coupled:
+            return np.linalg.inv(self.mass_matrix(qp))
+        m = np.asarray(pin.computeMinverse(self.pin_model, self.data, qp))
+        return np.triu(m) + np.triu(m, 1).T
 
     # ----------------------------------------------------------------- frames
     def frame_id(self, name: str) -> int:

@@ -3,7 +3,8 @@
 Written from Featherstone, *Rigid Body Dynamics Algorithms* (2008): spatial vectors
 ``[angular; linear]``, Plücker transforms parent → child, per-joint ``X_J(q)``, motion subspace
 ``S(q)`` in child coordinates and bias ``c_J = S̊ q̇``. Conventions: docs/conventions.md.
-Loop joints and couplings are ignored (spanning-tree dynamics). Every function accepts
+Loop joints are ignored (spanning-tree dynamics); couplings are imposed (a coupled joint follows
+its master: symgen.model.couplings). Every function accepts
 ``params`` (runtime-parameter values, passed to ``model.resolve``).
 """
 

@@ -57,8 +57,23 @@ class NumericFrame:
 
 
 @dataclass(frozen=True)
+class NumericCoupling:
+    """Couplings imposed (:mod:`symgen.model.couplings`): ``q_tree = P q + q0``,
+    ``v_tree = T v``; ``q_index`` / ``v_index`` the tree entries that are q and v."""
+
+    P: np.ndarray
+    q0: np.ndarray
+    T: np.ndarray
+    q_index: np.ndarray
+    v_index: np.ndarray
+
+
+@dataclass(frozen=True)
 class NumericModel:
-    """Everything the tree algorithms need, as numpy arrays (index i: body i / joint i)."""
+    """Everything the tree algorithms need, as numpy arrays (index i: body i / joint i).
+    ``nq``, ``nv`` and the joints' slices are those of the tree coordinates (every joint,
+    coupled ones included); ``coupling`` maps the model's q and v onto them (None when the
+    model has no couplings: the two coincide)."""
 
     name: str
     root: str
@@ -72,10 +87,21 @@ class NumericModel:
     inertias: tuple[np.ndarray, ...]
     frames: dict[str, NumericFrame]
     gravity: np.ndarray
+    coupling: NumericCoupling | None = None
 
     @property
     def nbodies(self) -> int:
         return len(self.joints)
+
+    @property
+    def model_nq(self) -> int:
+        """Length of the model's q (the independent joints)."""
+        return self.nq if self.coupling is None else self.coupling.P.shape[1]
+
+    @property
+    def model_nv(self) -> int:
+        """Length of the model's v, a and tau."""
+        return self.nv if self.coupling is None else self.coupling.T.shape[1]
 
     def body_index(self, name: str) -> int:
         """Index of body ``name`` (-1 for the root); ValueError when there is none."""
@@ -124,7 +150,7 @@ def numeric_joint(j: Joint, q: slice, v: slice) -> NumericJoint:
 
 
 def _convert(model: Model) -> NumericModel:
-    joints = [numeric_joint(j, model.q_slices[j.name], model.v_slices[j.name])
+    joints = [numeric_joint(j, model.tree_q_slices[j.name], model.tree_v_slices[j.name])
               for j in model.joints]
     body_index = {b.name: i for i, b in enumerate(model.bodies)}
     body_index[model.root] = -1
@@ -142,8 +168,8 @@ def _convert(model: Model) -> NumericModel:
     return NumericModel(
         model.name,
         model.root,
-        model.nq,
-        model.nv,
+        model.tree_nq,
+        model.tree_nv,
         tuple(model.parents),
         tuple(joints),
         tuple(model.body_names),
@@ -152,7 +178,18 @@ def _convert(model: Model) -> NumericModel:
         inertias,
         frames,
         _arr(model.gravity),
+        _coupling(model) if model.coupled else None,
     )
+
+
+def _coupling(model: Model) -> NumericCoupling:
+    p, q0, t = model.coupling_matrices()
+    independent = model.independent_joints
+    q_index = np.concatenate([np.arange(model.tree_nq)[model.tree_q_slices[j.name]]
+                              for j in independent]) if independent else np.zeros(0, int)
+    v_index = np.concatenate([np.arange(model.tree_nv)[model.tree_v_slices[j.name]]
+                              for j in independent]) if independent else np.zeros(0, int)
+    return NumericCoupling(p, q0, t, q_index, v_index)
 
 
 _CACHE: dict[int, tuple[weakref.ref, NumericModel]] = {}
@@ -178,6 +215,38 @@ def vector(name: str, x, size: int) -> np.ndarray:
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name} contains non-finite values")
     return a
+
+
+def tree_configuration(nm: NumericModel, q) -> np.ndarray:
+    """The model's q (validated) as the tree configuration ``P q + q0``."""
+    q = vector("q", q, nm.model_nq)
+    return q if nm.coupling is None else nm.coupling.P @ q + nm.coupling.q0
+
+
+def tree_rates(nm: NumericModel, name: str, v) -> np.ndarray:
+    """The model's v or a (validated) as the tree's ``T v``."""
+    v = vector(name, v, nm.model_nv)
+    return v if nm.coupling is None else nm.coupling.T @ v
+
+
+def model_configuration(nm: NumericModel, q_tree: np.ndarray) -> np.ndarray:
+    """The model's q from a tree configuration (its independent joints' entries)."""
+    return q_tree if nm.coupling is None else q_tree[nm.coupling.q_index]
+
+
+def model_forces(nm: NumericModel, tau_tree: np.ndarray) -> np.ndarray:
+    """Generalized forces of the model's coordinates, ``Tᵀ τ_tree`` (virtual work)."""
+    return tau_tree if nm.coupling is None else nm.coupling.T.T @ tau_tree
+
+
+def model_matrix(nm: NumericModel, m_tree: np.ndarray) -> np.ndarray:
+    """``Tᵀ M_tree T``."""
+    return m_tree if nm.coupling is None else nm.coupling.T.T @ m_tree @ nm.coupling.T
+
+
+def model_columns(nm: NumericModel, j_tree: np.ndarray) -> np.ndarray:
+    """Columns of a Jacobian in the model's v: ``J_tree T``."""
+    return j_tree if nm.coupling is None else j_tree @ nm.coupling.T
 
 
 def external_forces(nm: NumericModel, f_ext: Mapping[str, object] | None) -> list[np.ndarray]:

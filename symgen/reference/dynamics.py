@@ -2,7 +2,9 @@
 
 Featherstone, *Rigid Body Dynamics Algorithms* (2008): Table 5.1 (RNEA), Table 6.2 (CRBA)
 and Table 7.1 (ABA), for multi-DOF joints with configuration-dependent S (bias c_J). Loop
-joints and couplings are not imposed: these are the dynamics of the spanning tree.
+joints are not imposed (the dynamics of the spanning tree); couplings are: the tree's
+algorithms run on the tree coordinates q_tree = P q + q0, v_tree = T v, and τ = Tᵀ τ_tree,
+M = Tᵀ M_tree T (virtual work; :mod:`symgen.model.couplings`).
 External forces are per body, in body coordinates about the body-frame origin, applied to
 the body.
 
@@ -20,7 +22,15 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..model import Model
-from ._numeric import external_forces, prepare, vector
+from ._numeric import (
+    external_forces,
+    model_forces,
+    model_matrix,
+    prepare,
+    tree_configuration,
+    tree_rates,
+    vector,
+)
 from .joints import bias_acceleration
 from .kinematics import motion_pass, tree_kinematics
 from .spatial import cross_force, cross_motion
@@ -41,9 +51,9 @@ def inverse_dynamics(
     """Joint forces τ = M(q) a + C(q, v) v + g(q) − Σ J_iᵀ f_ext,i (RNEA, Featherstone 2008,
     Table 5.1), plus the armature term J_a ∘ a."""
     nm = prepare(model, params)
-    q = vector("q", q, nm.nq)
-    v = vector("v", v, nm.nv)
-    a = vector("a", a, nm.nv)
+    q = tree_configuration(nm, q)
+    v = tree_rates(nm, "v", v)
+    a = tree_rates(nm, "a", a)
     fx = external_forces(nm, f_ext)
     tk = tree_kinematics(nm, q)
     vs, acc = motion_pass(nm, tk, q, v, a, _gravity_root(nm.gravity))
@@ -58,19 +68,19 @@ def inverse_dynamics(
         lam = nm.parents[i]
         if lam >= 0:
             f[lam] = f[lam] + tk.x_up[i].T @ f[i]
-    return tau
+    return model_forces(nm, tau)
 
 
 def bias_forces(model: Model, q, v, params: Params = None) -> Array:
     """C(q, v) v + g(q): inverse dynamics at zero acceleration."""
     nm = prepare(model, params)
-    return inverse_dynamics(model, q, v, np.zeros(nm.nv), params=params)
+    return inverse_dynamics(model, q, v, np.zeros(nm.model_nv), params=params)
 
 
 def gravity_forces(model: Model, q, params: Params = None) -> Array:
     """g(q): inverse dynamics at zero velocity and acceleration."""
     nm = prepare(model, params)
-    zero = np.zeros(nm.nv)
+    zero = np.zeros(nm.model_nv)
     return inverse_dynamics(model, q, zero, zero, params=params)
 
 
@@ -78,7 +88,7 @@ def mass_matrix(model: Model, q, params: Params = None) -> Array:
     """Joint-space inertia matrix M(q) by the composite-rigid-body algorithm (Featherstone
     2008, Table 6.2), plus diag(J_a) for the joint armature."""
     nm = prepare(model, params)
-    q = vector("q", q, nm.nq)
+    q = tree_configuration(nm, q)
     tk = tree_kinematics(nm, q)
     ic = [inertia.copy() for inertia in nm.inertias]
     m = np.zeros((nm.nv, nm.nv))
@@ -96,15 +106,22 @@ def mass_matrix(model: Model, q, params: Params = None) -> Array:
             vj = nm.joints[j].v
             m[vi, vj] = force.T @ tk.s[j]
             m[vj, vi] = m[vi, vj].T
-    return m
+    return model_matrix(nm, m)
 
 
 def forward_dynamics(
     model: Model, q, v, tau, f_ext: Mapping[str, object] | None = None, params: Params = None
 ) -> Array:
     """Joint accelerations by the articulated-body algorithm, O(N) (Featherstone 2008,
-    Table 7.1), with D_i = S_iᵀ I_i^A S_i + diag(J_a,i) for the joint armature."""
+    Table 7.1), with D_i = S_iᵀ I_i^A S_i + diag(J_a,i) for the joint armature. With
+    couplings (one DOF driving several joints, where the ABA does not apply), the dense
+    solve M q̈ = τ − C of :func:`mass_matrix` and :func:`inverse_dynamics`."""
     nm = prepare(model, params)
+    if nm.coupling is not None:
+        zero = np.zeros(nm.model_nv)
+        rhs = vector("tau", tau, nm.model_nv) - inverse_dynamics(model, q, v, zero, f_ext,
+                                                                  params)
+        return np.linalg.solve(mass_matrix(model, q, params), rhs)
     q = vector("q", q, nm.nq)
     v = vector("v", v, nm.nv)
     tau = vector("tau", tau, nm.nv)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..model import Model
-from ._numeric import prepare, vector
+from ._numeric import prepare, tree_configuration, tree_rates
 from .kinematics import motion_pass, tree_kinematics
 
 
@@ -16,8 +16,8 @@ def kinetic_energy(model: Model, q, v, params: Mapping[str, float] | None = None
     (Featherstone 2008, eq. 2.67), plus ½ Σ J_a q̇² for the joint armature (a rotor spinning
     at the joint rate, as Pinocchio's computeKineticEnergy); equals ½ vᵀ M(q) v."""
     nm = prepare(model, params)
-    q = vector("q", q, nm.nq)
-    v = vector("v", v, nm.nv)
+    q = tree_configuration(nm, q)
+    v = tree_rates(nm, "v", v)
     tk = tree_kinematics(nm, q)
     vs, _ = motion_pass(nm, tk, q, v, np.zeros(nm.nv), np.zeros(6))
     bodies = sum(0.5 * vi @ inertia @ vi for vi, inertia in zip(vs, nm.inertias, strict=True))
@@ -28,7 +28,7 @@ def kinetic_energy(model: Model, q, v, params: Mapping[str, float] | None = None
 def potential_energy(model: Model, q, params: Mapping[str, float] | None = None) -> float:
     """U = −Σ m_i g·c_i with c_i the world position of body i's centre of mass."""
     nm = prepare(model, params)
-    q = vector("q", q, nm.nq)
+    q = tree_configuration(nm, q)
     tk = tree_kinematics(nm, q)
     total = 0.0
     for i in range(nm.nbodies):

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..model import Model
-from ._numeric import prepare, vector
+from ._numeric import model_configuration, prepare, tree_configuration, tree_rates
 from .joints import formulas, se3_exp_translation
 
 Array = np.ndarray
@@ -22,7 +22,7 @@ def neutral_configuration(model: Model, params: Mapping[str, float] | None = Non
     for joint in nm.joints:
         if formulas(joint).quaternion:
             q[joint.q][-4:] = _IDENTITY_QUATERNION
-    return q
+    return model_configuration(nm, q)
 
 
 def random_configuration(
@@ -39,22 +39,22 @@ def random_configuration(
         if formulas(joint).quaternion:
             quat = rng.standard_normal(4)
             q[joint.q][-4:] = quat / np.linalg.norm(quat)
-    return q
+    return model_configuration(nm, q)
 
 
 def integrate(model: Model, q, v, dt: float, params: Mapping[str, float] | None = None) -> Array:
     """q ⊕ v·dt: vector joints add v·dt; a spherical joint right-multiplies its quaternion by
     exp(ω dt/2); a free joint applies (p, R) ← (p, R)·exp([ω; v] dt) (body twist)."""
     nm = prepare(model, params)
-    q = vector("q", q, nm.nq)
-    v = vector("v", v, nm.nv)
+    q = tree_configuration(nm, q)
+    v = tree_rates(nm, "v", v)
     dt = float(dt)
     if not np.isfinite(dt):
         raise ValueError("dt must be a finite number")
     out = q.copy()
     for joint in nm.joints:
         out[joint.q] = formulas(joint).integrate(q[joint.q], v[joint.v] * dt)
-    return out
+    return model_configuration(nm, out)
 
 
 __all__ = [

@@ -12,7 +12,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import Model
-from ._numeric import NumericFrame, NumericModel, prepare, vector
+from ._numeric import (
+    NumericFrame,
+    NumericModel,
+    model_columns,
+    prepare,
+    tree_configuration,
+    tree_rates,
+)
 from .joints import bias_acceleration, joint_pose, motion_subspace
 from .spatial import (
     cross,
@@ -96,7 +103,7 @@ def forward_kinematics(
 ) -> dict[str, Array]:
     """4x4 world transform of every body (the root included) and every frame."""
     nm = prepare(model, params)
-    q = vector("q", q, nm.nq)
+    q = tree_configuration(nm, q)
     tk = tree_kinematics(nm, q)
     out = {nm.root: np.eye(4)}
     for i, name in enumerate(nm.body_names):
@@ -135,7 +142,7 @@ def frame_jacobian(
     """
     _check_reference(reference)
     nm = prepare(model, params)
-    q = vector("q", q, nm.nq)
+    q = tree_configuration(nm, q)
     frame = nm.locate(name)
     tk = tree_kinematics(nm, q)
     jac = np.zeros((6, nm.nv))
@@ -143,13 +150,13 @@ def frame_jacobian(
         x0j = pose_to_inverse_motion_transform(tk.rotation[j], tk.position[j])
         jac[:, nm.joints[j].v] = x0j @ tk.s[j]
     if reference == "world":
-        return jac
+        return model_columns(nm, jac)
     rf, pf = _frame_pose(tk, frame)
     jac[3:] -= skew(pf) @ jac[:3]
     if reference == "local":
         jac[:3] = rf.T @ jac[:3]
         jac[3:] = rf.T @ jac[3:]
-    return jac
+    return model_columns(nm, jac)
 
 
 def frame_jacobian_dot_v(
@@ -173,8 +180,8 @@ def frame_jacobian_dot_v(
     """
     _check_reference(reference)
     nm = prepare(model, params)
-    q = vector("q", q, nm.nq)
-    v = vector("v", v, nm.nv)
+    q = tree_configuration(nm, q)
+    v = tree_rates(nm, "v", v)
     frame = nm.locate(name)
     if frame.body < 0:
         return np.zeros(6)

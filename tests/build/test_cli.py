@@ -18,7 +18,8 @@ def test_info_panda_lists_structure():
     result = run("info", str(robot_urdf("panda")))
     assert result.exit_code == 0, result.output
     out = result.output
-    assert "nq, nv     9, 9" in out
+    assert "nq, nv     8, 8" in out  # panda_finger_joint2 mimics panda_finger_joint1
+    assert "q[panda_finger_joint2] = 1 * q[panda_finger_joint1]" in out
     for joint in ("panda_joint1", "panda_joint7", "panda_finger_joint2"):
         assert joint in out
     assert "revolute" in out and "prismatic" in out

@@ -29,7 +29,8 @@ def test_panda():
     model = load(robot_urdf("panda"))
     assert model.name == "panda"
     assert model.root == "panda_link0"
-    assert (model.nq, model.nv) == (9, 9)
+    # the second finger mimics the first: no coordinate of its own (Pinocchio's mimic=True)
+    assert (model.nq, model.nv, model.tree_nv) == (8, 8, 9)
     assert model.joint_names == [f"panda_joint{i}" for i in range(1, 8)] + [
         "panda_finger_joint1",
         "panda_finger_joint2",
