@@ -388,7 +388,10 @@ def _closing_line(kernel_set) -> str:
             continue
         method = kernel_set.choices.get(name, "").split(", ")[0]
         requested = getattr(kernel_set.options, name, "auto")
-        if requested == "auto":
+        if requested == "auto" and kernel_set.model.coupled:
+            lines.append(f"default {what}: {method} (the articulated-body recursion does not "
+                         "apply to coupled joints)")
+        elif requested == "auto":
             methods = " and ".join(v.removeprefix(f"{name}_") for v in kernel.variants)
             lines.append(f"default {what}: {method} (the cheaper of {methods})")
         else:
@@ -437,19 +440,53 @@ def _generation_options(command):
                      help="Give inverse and forward dynamics an f_ext input."),
         click.option("--lock", "locks", metavar="JOINT[=VALUE]", multiple=True,
                      help=LOCK_HELP),
+        click.option("--no-couplings", is_flag=True,
+                     help="Drop the model's gear and mimic couplings: every joint keeps its "
+                     "own coordinate (Pinocchio's mimic=False). Default: imposed."),
+        click.option("--actuated", metavar="J1,J2,...", default=None,
+                     help="Actuated joints of a closed-loop model, for "
+                     "constrained_inverse_dynamics (default: the model's actuators, else its "
+                     "ground joints when they match the mobility)."),
+        click.option("--baumgarte", metavar="ALPHA,BETA", default=None,
+                     help="Baumgarte stabilisation of constrained_forward_dynamics, in 1/s: "
+                     "G q'' = -G' q' - 2 ALPHA G q' - BETA^2 Phi (default: off)."),
     ]
     for decorate in reversed(decorators):
         command = decorate(command)
     return command
 
 
+def _names(text: str | None, option: str) -> tuple[str, ...] | None:
+    """A comma-separated option as a tuple of its non-empty items (None when not given)."""
+    if text is None:
+        return None
+    items = tuple(x.strip() for x in text.split(",") if x.strip())
+    if not items:
+        raise SymgenError(f"{option} names nothing")
+    return items
+
+
+def _baumgarte(text: str | None) -> tuple[float, float] | None:
+    """``--baumgarte ALPHA,BETA`` as two numbers (None when not given)."""
+    items = _names(text, "--baumgarte")
+    if items is None:
+        return None
+    try:
+        alpha, beta = (float(x) for x in items)
+    except ValueError:
+        raise SymgenError(f"--baumgarte {text!r}: expected two numbers ALPHA,BETA") from None
+    return alpha, beta
+
+
 def _prepare(model_path, floating_base, kernel_list, real, params, partition, fd_method,
-             frames, external_forces, locks=()):
+             frames, external_forces, locks=(), no_couplings=False, actuated=None,
+             baumgarte=None):
     """Load the model and derive its kernels (one progress line per program on stderr)."""
     _check_choice("--real", real, ("double", "float"))
     _check_choice("--partition", partition, PARTITION_CHOICES)
     _check_choice("--fd-method", fd_method, FD_METHODS)
-    model = load(model_path, floating_base=floating_base, lock=parse_locks(locks))
+    model = load(model_path, floating_base=floating_base, lock=parse_locks(locks),
+                 couplings=not no_couplings)
     if params:
         model = model.keep_parameters(list(params))
     names = None
@@ -465,6 +502,8 @@ def _prepare(model_path, floating_base, kernel_list, real, params, partition, fd
         forward_dynamics=fd_method or "auto",
         frames=_frames_option(model, frames),
         external_forces=external_forces,
+        actuated=_names(actuated, "--actuated"),
+        baumgarte=_baumgarte(baumgarte),
     )
     return _derive_with_progress(model, names, options)
 
@@ -478,13 +517,14 @@ def _prepare(model_path, floating_base, kernel_list, real, params, partition, fd
               "evaluating several states per vector instruction (compile with the CPU's "
               "flags, e.g. -march=native; on glibc x86-64 add -DSYMGEN_LIBMVEC -lmvec).")
 def generate_command(model_path, floating_base, kernel_list, real, params, prefix, partition,
-                     fd_method, frames, external_forces, out_dir, simd=False, locks=()) -> None:
+                     fd_method, frames, external_forces, out_dir, simd=False, locks=(),
+                     no_couplings=False, actuated=None, baumgarte=None) -> None:
     """Generate the C kernels of MODEL into a directory: <prefix>.h (declarations,
     argument sizes, units and conventions) and <prefix>.c, and with --simd the vectorised
     batch functions. Files are written whole or not at all."""
     _check_prefix(prefix)
     ks = _prepare(model_path, floating_base, kernel_list, real, params, partition, fd_method,
-                  frames, external_forces, locks=locks)
+                  frames, external_forces, locks, no_couplings, actuated, baumgarte)
     _base_hint(ks.model)
     _say("emitting C")
     scalar = ks.c_source(real, prefix)
@@ -504,7 +544,8 @@ def generate_command(model_path, floating_base, kernel_list, real, params, prefi
               help="Random states to compare on.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
 def verify_command(model_path, floating_base, kernel_list, real, params, prefix, partition,
-                   fd_method, frames, external_forces, states, seed, locks=()) -> None:
+                   fd_method, frames, external_forces, states, seed, locks=(),
+                   no_couplings=False, actuated=None, baumgarte=None) -> None:
     """Generate and compile the kernels of MODEL, then compare them on random states with
     symgen's numpy reference and, when installed, Pinocchio (and, with --real float, the
     float build with the double one). Prints the worst relative error per kernel and peer;
@@ -518,7 +559,7 @@ def verify_command(model_path, floating_base, kernel_list, real, params, prefix,
 
     _check_prefix(prefix)
     ks = _prepare(model_path, floating_base, kernel_list, real, params, partition, fd_method,
-                  frames, external_forces, locks=locks)
+                  frames, external_forces, locks, no_couplings, actuated, baumgarte)
     _base_hint(ks.model)
     _say("compiling (double)")
     lib = ks.compile("double", prefix)

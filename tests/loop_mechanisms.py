@@ -8,7 +8,11 @@ q = 0, so that each mechanism is assembled there:
   §7.2): three legs of a prismatic joint along e_i and three revolutes parallel to e_i;
   10 joint coordinates, two loops of 5 raw constraints, 4 kept per loop, rank 7, 3 DOF;
 - :func:`double_four_bar`: one coupler on three cranks (Fig. 3): with equal cranks it
-  moves (1 DOF, one constraint redundant), with a longer third crank it is a structure.
+  moves (1 DOF, one constraint redundant), with a longer third crank it is a structure;
+- :func:`welded_four_bar`: a planar four-bar whose coupler is welded (a fixed loop joint)
+  to a stub hinged on the rocker: 4 coordinates, 6 raw constraints, 3 kept, 1 DOF;
+- :func:`geared_four_bar`: a four-bar whose crank is driven through a gear by a motor
+  rotor (a coupling) and whose rocker mimics nothing: loops and couplings together.
 """
 
 from __future__ import annotations
@@ -84,4 +88,37 @@ def double_four_bar(third_crank: float = 1.0) -> Model:
                  child_xyz=(0.0, 1.0, 0.0))
     b.loop_joint("k2", "revolute", "coupler", "crank2", xyz=(2.0, 0.0, 0.0),
                  child_xyz=(0.0, third_crank, 0.0))
+    return b.build()
+
+
+def welded_four_bar() -> Model:
+    """Unit crank (j1 at the origin) and rocker (j3 at (1, 0, 0)) about z, the coupler from
+    the crank's tip along x, a stub hinged (j4) at the rocker's tip; the loop is a weld
+    between the coupler's tip and the stub's origin, both at (1, 1, 0)."""
+    b = ModelBuilder("welded_four_bar", root="ground")
+    for name in ("crank", "coupler", "rocker", "stub"):
+        _body(b, name)
+    b.joint("j1", "revolute", "ground", "crank")
+    b.joint("j2", "revolute", "crank", "coupler", xyz=(0.0, 1.0, 0.0))
+    b.joint("j3", "revolute", "ground", "rocker", xyz=(1.0, 0.0, 0.0))
+    b.joint("j4", "revolute", "rocker", "stub", xyz=(0.0, 1.0, 0.0))
+    b.loop_joint("weld", "fixed", "coupler", "stub", xyz=(1.0, 0.0, 0.0))
+    return b.build()
+
+
+def geared_four_bar() -> Model:
+    """Crank (j1 at the origin, 1 m along y), coupler from the crank's tip to the rocker's
+    tip (1.2, 1.5, 0), rocker (j3 at (1.2, 0, 0), 1.5 m along y), the loop revolute at the
+    rocker's tip; a rotor on the ground turns at q_rotor = 12·q_j1 + 0.3 (no coordinate)."""
+    b = ModelBuilder("geared_four_bar", root="ground")
+    for name in ("crank", "coupler", "rocker"):
+        _body(b, name)
+    b.body("rotor", mass=0.5, com=(0.0, 0.0, 0.0), inertia=(1e-3, 1e-3, 2e-3))
+    b.joint("j1", "revolute", "ground", "crank")
+    b.joint("j2", "revolute", "crank", "coupler", xyz=(0.0, 1.0, 0.0))
+    b.joint("j3", "revolute", "ground", "rocker", xyz=(1.2, 0.0, 0.0))
+    b.joint("motor", "revolute", "ground", "rotor", xyz=(0.0, 0.0, -0.1))
+    b.coupling("motor", "j1", ratio=12.0, offset=0.3)
+    b.loop_joint("j4", "revolute", "coupler", "rocker", xyz=(1.2, 0.5, 0.0),
+                 child_xyz=(0.0, 1.5, 0.0))
     return b.build()

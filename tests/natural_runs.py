@@ -70,7 +70,7 @@ SYNC = 0.03
 #: 1.15 s; N = 40: 0.59 s and 1.17 s; :meth:`ChainReference.singular_times`).
 CHAIN_SHORT = 2.0
 #: The examples of examples/models/ besides the benchmark mechanisms.
-EXAMPLES = ("four_bar", "slider_crank", "rssr", "double_pendulum", "puma560")
+EXAMPLES = ("four_bar", "slider_crank", "rssr", "double_pendulum", "puma560", "five_bar")
 #: Every case, in table order.
 CASES = ("chain2", "chain40", "andrews", "top", "bricard", *EXAMPLES)
 
@@ -317,6 +317,7 @@ EXAMPLE_RATES: dict[str, dict[str, float] | tuple[float, ...]] = {
     "rssr": {"crank_joint": 5.0},
     "double_pendulum": (2.0, -2.0),
     "puma560": (0.5, -0.5, 0.5, -0.5, 0.5, -0.5),
+    "five_bar": {"motor1": 3.0, "motor2": -2.0},
 }
 
 

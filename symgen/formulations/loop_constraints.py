@@ -48,7 +48,7 @@ from ..spatial import (
 from . import dense
 from .integrate import integrate
 from .kinematics import frame_pose, jacobian_columns, world_poses
-from .recursions import acceleration_pass, motion_pass
+from .recursions import acceleration_pass, accumulate, motion_pass
 from .tree import CutFrames, SymbolicTree, build_tree
 
 TURNING = (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.CYLINDRICAL, JointType.PLANAR)
@@ -103,7 +103,7 @@ def jacobian(b: ProgramBuilder, tree: SymbolicTree, rows: Sequence[np.ndarray]
             for d, w, lin in jacobian_columns(b, tree, poses, chain, fp.p):
                 column = [*mat_t_vec(fp.R, w), *mat_t_vec(fp.R, lin)]
                 for i, value in enumerate(_rows(b, sign * k, column)):
-                    g[i][d] = value
+                    g[i][d] = accumulate(b, g[i][d], value)  # coupled joints share d
         out += g
     return out
 

@@ -28,6 +28,10 @@ from .tree_options import Options, check_frames, default_frames
 
 FORMULATION = "tree"
 
+#: Kernels derived by the articulated-body recursion only: a model with couplings (several
+#: hinges on one DOF) has none of them (:func:`.articulated.articulated_factors`).
+ARTICULATED = frozenset({"forward_dynamics_aba"})
+
 #: The inputs a tree kernel may take, with their documentation (shapes: :func:`input_shape`).
 INPUT_DOCS = {
     "q": "joint configuration (nq): angles in rad, displacements in m, unit quaternions "
@@ -419,10 +423,9 @@ def _loop_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
     (:class:`symgen.loops.LoopClosure`, written from Müller 2014 with the reference
     kinematics), in the rows the analysis keeps."""
     from ..loops import LoopClosure
-    from ..reference.kinematics import tree_kinematics
 
     closure = LoopClosure(r.model, r.params)
-    tk = tree_kinematics(closure.nm, r.q)
+    tk = closure.kinematics(r.q)
     keep = [loop.selection for loop in r.context.loops.loops]
     out = {"phi": np.concatenate([u @ closure.raw_residual(cut, tk)
                                   for u, cut in zip(keep, closure.cuts, strict=True)]),
@@ -616,6 +619,8 @@ class TreeFormulation:
     def frames(self, kernel: Kernel, context: TreeContext) -> list[str | None]:
         if kernel.loops and not context.model.loop_joints:
             return []  # the loop-closure kernels of a model without loop joints: none
+        if kernel.name in ARTICULATED and context.model.coupled:
+            return []  # the articulated-body recursion needs one hinge per DOF
         return list(context.frames) if kernel.per_frame else [None]
 
     def candidates(self, kernel: Kernel, context: TreeContext, name: str, frame: str | None,
@@ -631,7 +636,7 @@ class TreeFormulation:
             methods = [get(v) for v in kernel.variants
                        if choice == "auto" or v == f"{kernel.name}_{choice}"]
             if model.coupled:  # the articulated-body recursion needs one hinge per DOF
-                methods = [m for m in methods if not m.name.endswith("_aba")]
+                methods = [m for m in methods if m.name not in ARTICULATED]
                 if not methods:
                     raise SymgenError(f"model {model.name!r} has coupled joints: "
                                       f"{kernel.name}='{choice}' does not apply to them "

@@ -32,7 +32,6 @@ import numpy as np
 
 from ..model import JointType, Model, SymgenError
 from ..reference.integrate import integrate, neutral_configuration
-from ..reference.kinematics import tree_kinematics
 from ..reference.spatial import pose_to_inverse_motion_transform, pose_to_motion_transform
 from .closure import CutJoint, LoopClosure
 from .screws import RANK_TOLERANCE, complement, lie_closure, rank
@@ -149,7 +148,7 @@ class LoopAnalysis:
 
 
 def _loop_report(closure: LoopClosure, cut: CutJoint, q: Array) -> LoopReport:
-    tk = tree_kinematics(closure.nm, q)
+    tk = closure.kinematics(q)
     chain_p, chain_c = closure.chains(cut)
     (rp, pp), (rc, _) = closure.cut_frames(cut, tk)
     d1 = lie_closure(closure.world_screws(tk, chain_p))
@@ -180,7 +179,7 @@ def _loop_report(closure: LoopClosure, cut: CutJoint, q: Array) -> LoopReport:
 def kept_rows(closure: LoopClosure, loops: tuple[LoopReport, ...], q: Array) -> Array:
     """G(q): the stacked kept rows Ū_α H_α(q) of every loop (Σ r_α × nv)."""
     rows = [loop.selection @ h for loop, h in zip(loops, closure.jacobians(q), strict=True)]
-    return np.vstack(rows) if rows else np.zeros((0, closure.nm.nv))
+    return np.vstack(rows) if rows else np.zeros((0, closure.nv))
 
 
 def _rank(g: Array) -> int:
@@ -214,7 +213,7 @@ def _samples(closure: LoopClosure, loops: tuple[LoopReport, ...], q0: Array,
     for _ in range(SAMPLES - 1):
         g = kept_rows(closure, loops, q)
         _, sigma, vt = (np.linalg.svd(g) if g.size
-                        else (None, np.zeros(0), np.eye(closure.nm.nv)))
+                        else (None, np.zeros(0), np.eye(closure.nv)))
         r = int(np.sum(sigma > GLOBAL_RANK_TOLERANCE * max(1.0, float(sigma[0])))) \
             if sigma.size else 0
         tangent = vt[r:].T
@@ -235,9 +234,9 @@ def analyse_loops(model: Model, params: dict[str, float] | None = None,
     """Müller's per-loop analysis and the global rank check of ``model``'s loops (module
     documentation). ``seed`` drives the random moves between sampled configurations."""
     closure = LoopClosure(model, params)
-    nv = closure.nm.nv
+    nv = closure.nv
     if not closure.cuts:
-        return LoopAnalysis(model.name, nv, (), 0, (), (), np.zeros(closure.nm.nq))
+        return LoopAnalysis(model.name, nv, (), 0, (), (), np.zeros(closure.nm.model_nq))
     q_ref = closure.assemble(neutral_configuration(closure.model))
     loops = tuple(_loop_report(closure, cut, q_ref) for cut in closure.cuts)
     samples = _samples(closure, loops, q_ref, np.random.default_rng(seed))

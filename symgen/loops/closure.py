@@ -20,7 +20,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import JointType, Model, SymgenError
-from ..reference._numeric import NumericJoint, NumericModel, numeric_joint, prepare
+from ..reference._numeric import (
+    NumericJoint,
+    NumericModel,
+    model_columns,
+    numeric_joint,
+    prepare,
+    tree_configuration,
+    tree_rates,
+)
 from ..reference.integrate import integrate
 from ..reference.joints import joint_pose, motion_subspace
 from ..reference.kinematics import TreeKinematics, motion_pass, tree_kinematics
@@ -86,6 +94,8 @@ class CutJoint:
         """Z_α: the joint's motion screws (6 × ν) in F_P, at the relative rotation
         ``relative`` of F_C in F_P (only the universal joint's depend on it)."""
         j = self.joint
+        if self.type is JointType.FIXED:  # a weld: no relative motion
+            return np.zeros((6, 0))
         if self.type is JointType.UNIVERSAL:
             second = (relative if relative is not None else np.eye(3)) @ j.axis2
             return np.column_stack([np.concatenate([j.axis, np.zeros(3)]),
@@ -99,9 +109,6 @@ class LoopClosure:
     """The loop joints of a model, numerically (parameters resolved with ``params``)."""
 
     def __init__(self, model: Model, params: dict[str, float] | None = None) -> None:
-        if model.coupled and model.loop_joints:
-            raise SymgenError(f"model {model.name!r}: loop joints together with couplings are "
-                              "not supported yet (the loop kernels work on independent joints)")
         resolved = model.resolve(params)
         self.model = resolved
         self.nm: NumericModel = prepare(resolved)
@@ -116,6 +123,16 @@ class LoopClosure:
                 j.name, j.type, index[j.parent], index[j.child], nj,
                 np.array(j.child_placement.rotation, float),
                 np.array(j.child_placement.translation, float)))
+
+    @property
+    def nv(self) -> int:
+        """Length of the model's v (couplings imposed: the independent joints)."""
+        return self.nm.model_nv
+
+    def kinematics(self, q: Array) -> TreeKinematics:
+        """The tree kinematics at the model's configuration ``q`` (a coupled joint follows
+        its master: :func:`symgen.reference._numeric.tree_configuration`)."""
+        return tree_kinematics(self.nm, tree_configuration(self.nm, q))
 
     # ------------------------------------------------------------------ geometry
 
@@ -173,12 +190,13 @@ class LoopClosure:
 
     def residual(self, q: Array) -> Array:
         """Every cut joint's position error (:meth:`raw_residual`), stacked."""
-        tk = tree_kinematics(self.nm, q)
+        tk = self.kinematics(q)
         out = [self.raw_residual(cut, tk) for cut in self.cuts]
         return np.concatenate(out) if out else np.zeros(0)
 
     def loop_jacobian(self, cut: CutJoint, tk: TreeKinematics) -> Array:
-        """H_α (6 − ν rows × nv) at the kinematics ``tk`` (Müller 2014, eq. 22-23)."""
+        """H_α (6 − ν rows × nv) at the kinematics ``tk`` (Müller 2014, eq. 22-23), in the
+        model's v (the tree's columns times T when joints are coupled)."""
         (rp, pp), (rc, _) = self.cut_frames(cut, tk)
         to_cut = pose_to_motion_transform(rp, pp)
         h = np.zeros((6, self.nm.nv))
@@ -187,7 +205,7 @@ class LoopClosure:
             for b in chain:
                 h[:, self.nm.joints[b].v] += sign * (to_cut @ self.world_screws(tk, [b]))
         w = complement(cut.free_motion(rp.T @ rc))
-        return w @ h
+        return model_columns(self.nm, w @ h)
 
     def loop_bias(self, cut: CutJoint, tk: TreeKinematics, velocities: list[Array],
                   accelerations: list[Array]) -> Array:
@@ -209,14 +227,15 @@ class LoopClosure:
 
     def biases(self, q: Array, v: Array) -> list[Array]:
         """Ḣ_α q̇ of every loop at (q, v)."""
-        tk = tree_kinematics(self.nm, q)
-        velocities, accelerations = motion_pass(self.nm, tk, q, v, np.zeros(self.nm.nv),
-                                                np.zeros(6))
+        q_tree, v_tree = tree_configuration(self.nm, q), tree_rates(self.nm, "v", v)
+        tk = tree_kinematics(self.nm, q_tree)
+        velocities, accelerations = motion_pass(self.nm, tk, q_tree, v_tree,
+                                                np.zeros(self.nm.nv), np.zeros(6))
         return [self.loop_bias(cut, tk, velocities, accelerations) for cut in self.cuts]
 
     def jacobians(self, q: Array) -> list[Array]:
         """H_α of every loop at q."""
-        tk = tree_kinematics(self.nm, q)
+        tk = self.kinematics(q)
         return [self.loop_jacobian(cut, tk) for cut in self.cuts]
 
     # ------------------------------------------------------------------ assembly
@@ -228,7 +247,7 @@ class LoopClosure:
         trace of GGᵀ: the numeric counterpart of the ``loop_assemble`` kernel."""
         q = np.array(q, float)
         for _ in range(iterations):
-            tk = tree_kinematics(self.nm, q)
+            tk = self.kinematics(q)
             phi = np.concatenate([u @ self.raw_residual(cut, tk)
                                   for u, cut in zip(selections, self.cuts, strict=True)])[keep]
             g = np.vstack([u @ self.loop_jacobian(cut, tk)
@@ -243,7 +262,7 @@ class LoopClosure:
         residual, with its Jacobian by central differences along the configuration
         manifold (``integrate``). Raises when the loops cannot be closed from there."""
         q = np.array(q, float)
-        nv = self.nm.nv
+        nv = self.nv
         # lengths scale the position errors: the largest joint offset
         scale = max(1.0, max((float(np.linalg.norm(j.translation)) for j in self.nm.joints),
                              default=0.0))

@@ -270,3 +270,23 @@ def test_issue_11_reproducers_are_one_line_exit_2(tmp_path, content, needle):
     assert result.exit_code == 2, result.output
     assert result.stderr.count("\n") == 1 and needle in result.stderr, result.stderr
     assert result.stderr.startswith(f"symgen: error: {path}:")
+
+
+def test_closed_loop_and_coupling_options(tmp_path):
+    """--actuated and --baumgarte reach the closed-loop kernels (verified against the
+    reference); --no-couplings gives every joint its own coordinate; bad values: one line."""
+    four_bar = str(EXAMPLES / "four_bar.yaml")
+    result = run("verify", four_bar, "--kernels",
+                 "constrained_inverse_dynamics,constrained_forward_dynamics",
+                 "--actuated", "crank_joint", "--baumgarte", "5,5", "--states", "3")
+    assert result.exit_code == 0, result.output
+    assert "all 2 checks passed" in result.output
+    geared = str(EXAMPLES / "geared_arm.yaml")
+    for flags, nv in (((), 3), (("--no-couplings",), 6)):
+        result = run("generate", geared, "--kernels", "mass_matrix", "-o", str(tmp_path),
+                     *flags)
+        assert result.exit_code == 0, result.output
+        assert f"#define GEARED_ARM_NV {nv}" in (tmp_path / "geared_arm.h").read_text()
+    bad = run("generate", four_bar, "-o", str(tmp_path), "--baumgarte", "5")
+    assert bad.exit_code == 2 and "expected two numbers ALPHA,BETA" in bad.output
+    assert len(bad.output.strip().splitlines()) == 1

@@ -52,10 +52,10 @@ PHI_BOUND = 1e-6
 #: the bottom of its swing (√(2ΔE/I) = 6.3), Andrews' coupler at 0.03 s (the published
 #: ẏ, 1.4e3), the top's spin (50); the examples and Bricard: the largest joint rate of
 #: their motions (read from runs at h = 1e-4: four-bar 29, slider-crank 39, RSSR 21,
-#: double pendulum 2.5, Bricard 19, PUMA 5).
+#: double pendulum 2.5, Bricard 19, PUMA 5, five-bar 73 at its second elbow).
 RATES = {"chain2": 6.5, "chain40": 6.5, "andrews": 1.5e3, "top": TOP["spin"], "bricard": 20.0,
          "four_bar": 30.0, "slider_crank": 40.0, "rssr": 25.0, "double_pendulum": 3.0,
-         "puma560": 6.0}
+         "puma560": 6.0, "five_bar": 75.0}
 #: Error floors of (b): the references' own accuracy (the chain's RK4 ~1e-14 m, Andrews'
 #: published solution 1e-9 relative to ours (tests/unit/test_benchmark_mechanisms.py), the
 #: top's extrapolation at rtol 1e-12) plus rounding accumulated over the ≤ 2e5 steps of a

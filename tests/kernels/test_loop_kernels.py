@@ -19,7 +19,13 @@ from functools import cache
 import numpy as np
 import pytest
 from cli_runner import run
-from loop_mechanisms import double_four_bar, prrr_manipulator, spherical_four_bar
+from loop_mechanisms import (
+    double_four_bar,
+    geared_four_bar,
+    prrr_manipulator,
+    spherical_four_bar,
+    welded_four_bar,
+)
 from paths import EXAMPLES
 
 import symgen
@@ -28,7 +34,6 @@ from symgen.formulations.loop_constraints import ASSEMBLY_DAMPING, ASSEMBLY_ITER
 from symgen.loops import LoopClosure
 from symgen.loops.analysis import _samples
 from symgen.reference.integrate import integrate, random_configuration
-from symgen.reference.kinematics import tree_kinematics
 
 KERNELS = ["loop_constraints", "loop_jacobian", "loop_bias"]
 #: Andrews' squeezer declares a spring and a motor, which the tree kernels leave out.
@@ -43,6 +48,8 @@ MODELS = {
     "spherical_four_bar": spherical_four_bar,
     "prrr": prrr_manipulator,
     "double_four_bar": double_four_bar,
+    "welded_four_bar": welded_four_bar,
+    "geared_four_bar": geared_four_bar,
 }
 
 
@@ -67,7 +74,7 @@ def test_kernels_match_the_numeric_loop_closure(name):
     for _ in range(5):
         q = random_configuration(model, rng)
         v = rng.normal(size=model.nv)
-        tk = tree_kinematics(closure.nm, q)
+        tk = closure.kinematics(q)
         phi = np.concatenate([u @ closure.raw_residual(c, tk)
                               for u, c in zip(keep, closure.cuts, strict=True)])
         g = np.vstack([u @ h for u, h in zip(keep, closure.jacobians(q), strict=True)])
@@ -91,7 +98,7 @@ def test_bias_is_the_derivative_of_the_jacobian(name):
 
 
 @pytest.mark.parametrize("name", ["four_bar", "rssr", "bricard", "spherical_four_bar", "prrr",
-                                  "double_four_bar"])
+                                  "double_four_bar", "welded_four_bar", "geared_four_bar"])
 def test_residual_vanishes_and_shares_the_null_space_of_g_when_assembled(name):
     model, ks, lib = built(name)
     analysis = ks.context.loops
@@ -119,7 +126,8 @@ def test_no_loop_kernels_without_loop_joints():
 
 
 @pytest.mark.parametrize("name", ["four_bar", "slider_crank", "rssr", "bricard", "prrr",
-                                  "double_four_bar", "andrews_squeezer", "five_bar"])
+                                  "double_four_bar", "andrews_squeezer", "five_bar",
+                                  "welded_four_bar", "geared_four_bar"])
 def test_constrained_forward_dynamics(name):
     # at assembled configurations with velocities along the motion (null space of G) and
     # random torques (seed 4): the saddle-point system [[M, −Gᵀ], [G, 0]] solved densely by
@@ -148,7 +156,7 @@ def test_constrained_forward_dynamics(name):
 
 
 @pytest.mark.parametrize("name", ["four_bar", "slider_crank", "rssr", "bricard", "prrr",
-                                  "spherical_four_bar"])
+                                  "spherical_four_bar", "geared_four_bar"])
 def test_loop_assemble_closes_the_loops_near_the_guess(name):
     # guesses 0.02 (rad or m) off assembled configurations along the motion (seed 5): 8
     # Gauss-Newton iterations close the loops to rounding, and the correction is the

@@ -102,7 +102,12 @@ def states(model, lib, seed: int = 0):
         yield q, basis @ rng.normal(size=basis.shape[1]), rng.normal(size=model.nv)
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
+#: The delta's kernels take ~20 s to derive cold: checked in the slow tier (CI runs both).
+SLOW = {"delta_robot"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n
+                                  for n in sorted(MODELS)])
 def test_accelerations_match_pinocchio_constraint_dynamics(name):
     model, lib = built(name)
     pin_model, constraints = pin_model_with_loops(model)

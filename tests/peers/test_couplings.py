@@ -129,3 +129,11 @@ def test_articulated_body_variant_is_refused_with_couplings():
     model, _ = geared()
     with pytest.raises(symgen.SymgenError, match="coupled joints"):
         symgen.generate(model, ["forward_dynamics"], symgen.Options(forward_dynamics="aba"))
+
+
+def test_natural_coordinates_refuse_couplings():
+    model, _ = geared()
+    from symgen.natural import natural_model
+
+    with pytest.raises(symgen.SymgenError, match="does not impose them"):
+        natural_model(model)

@@ -16,7 +16,13 @@ import json
 import numpy as np
 import pytest
 from cli_runner import run
-from loop_mechanisms import double_four_bar, prrr_manipulator, spherical_four_bar
+from loop_mechanisms import (
+    double_four_bar,
+    geared_four_bar,
+    prrr_manipulator,
+    spherical_four_bar,
+    welded_four_bar,
+)
 from paths import EXAMPLES
 
 import symgen
@@ -108,7 +114,18 @@ def test_example_models(name, dof):
     assert analysis.dof == dof
 
 
-@pytest.mark.parametrize("make", [spherical_four_bar, prrr_manipulator, double_four_bar])
+def test_fixed_loop_joint():
+    """A weld closes all 6 relative motions; the planar chains keep 3 of them."""
+    assert _counts(analyse_loops(welded_four_bar())) == (4, 6, 3, 3, 1)
+
+
+def test_loops_with_couplings():
+    """A coupled rotor adds no coordinate: the four-bar's 3 angles, 5 raw rows, 2 kept."""
+    assert _counts(analyse_loops(geared_four_bar())) == (3, 5, 2, 2, 1)
+
+
+@pytest.mark.parametrize("make", [spherical_four_bar, prrr_manipulator, double_four_bar,
+                                  welded_four_bar])
 def test_velocity_rows_match_the_position_residual(make):
     # at assembled configurations, the kept rows (twists) and the central-difference
     # Jacobian of the residual (poses) have the same null space, and the kept rows have the

@@ -648,6 +648,12 @@ def natural_model(model, springs: Sequence[Spring] = ()) -> NaturalModel:
     from .planar import planar_model
     from .spatial import spatial_model
 
+    if model.coupled:
+        raise SymgenError(
+            f"model {model.name!r} has couplings ({', '.join(model.coupled)}): the "
+            "natural-coordinate formulation does not impose them; use the joint-coordinate "
+            "kernels, or load the model with couplings=False (--no-couplings)"
+        )
     for joint in model.joints:
         if any(x != 0 for x in joint.armature):
             raise SymgenError(
