@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..expr import Expr
+from ..loops.actuation import actuation, independent_coordinates
 from ..model import Model, SymgenError
 from ..program import Program, ProgramBuilder
 from ..registry import Kernel, Output, get, register, register_formulation
@@ -530,7 +531,7 @@ register(Kernel(
 
 
 def _actuation(c: TreeContext) -> Any:
-    return constrained.actuation(c.model, c.loops, c.actuated)
+    return actuation(c.model, c.loops, c.actuated)
 
 
 def _actuated_inverse_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
@@ -575,7 +576,7 @@ register(Kernel(
          "loops from their values in q"),
     _with_context(lambda d, c: loop_constraints.dependent_coordinates(
         d.b, d.model, d.get("q"), d.get("params") or (), d.loop_rows, d.loop_keep,
-        constrained.independent_coordinates(c.model, c.loops, c.actuated).passive, d.snap)),
+        independent_coordinates(c.model, c.loops, c.actuated).passive, d.snap)),
     uses_tree=False, loops=True, setup=True, default=False, float_check=False,
     doc="No reference in verify (like loop_assemble: from random, far guesses Newton's "
     "map amplifies rounding); tests/kernels/test_constrained_inverse_dynamics.py compares "

@@ -23,10 +23,10 @@ from paths import EXAMPLES
 
 import symgen
 from symgen import reference as ref
-from symgen.formulations.constrained import actuation, independent_coordinates
 from symgen.formulations.loop_constraints import ASSEMBLY_DAMPING, ASSEMBLY_ITERATIONS
 from symgen.formulations.tree_kernels import TreeTarget, tree_program
 from symgen.loops import LoopClosure
+from symgen.loops.actuation import actuation, independent_coordinates
 from symgen.loops.analysis import _samples
 from symgen.model import SymgenError
 from symgen.reference.integrate import integrate

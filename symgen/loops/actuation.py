@@ -1,0 +1,218 @@
+"""Actuated and independent coordinates of a closed-loop model, chosen and checked at
+generation: the actuated joints of ``constrained_inverse_dynamics`` (declared by
+``Options.actuated``, the model's actuators or its ground joints) and the independent
+coordinates of ``loop_dependent_coordinates``. A choice is valid when the columns G_P of
+the other (passive) coordinates of the independent loop rows are regular: then the
+actuated coordinates determine the motion (|A| = DOF, no singularity of the actuation).
+It is checked at the loop analysis' sampled assembled configurations; every failure is a
+one-line error naming ``Options.actuated``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..model import Model, SymgenError
+from ..model.elements import JointActuator
+from .analysis import _rank, _samples, kept_rows
+from .closure import LoopClosure
+
+
+@dataclass(frozen=True)
+class Split:
+    """Actuated (independent) and passive (dependent) coordinates of a closed-loop model:
+    ``joints`` the actuated joints, ``active`` their velocity coordinates (in that order),
+    ``passive`` the others (ascending), ``source`` where the choice comes from."""
+
+    joints: tuple[str, ...]
+    active: tuple[int, ...]
+    passive: tuple[int, ...]
+    source: str
+
+
+#: Splits already checked, by the identity of the loop analysis (its samples cost ~0.1 s).
+_SPLITS: dict[tuple[int, str, tuple[str, ...] | None], tuple[Any, Split]] = {}
+_SAMPLED: dict[int, tuple[Any, list[np.ndarray]]] = {}
+
+
+def _sampled_jacobians(model: Model, analysis: Any) -> list[np.ndarray]:
+    """G (independent rows) at the analysis' sampled assembled configurations (the same
+    random moves, seed 0, as :func:`symgen.loops.analyse_loops`), the reference first."""
+    hit = _SAMPLED.get(id(analysis))
+    if hit is not None and hit[0] is analysis:
+        return hit[1]
+    closure = LoopClosure(model)
+    samples = _samples(closure, analysis.loops, analysis.reference, np.random.default_rng(0))
+    out = [kept_rows(closure, analysis.loops, q)[list(analysis.rows)] for q in samples]
+    if len(_SAMPLED) > 32:
+        _SAMPLED.clear()
+    _SAMPLED[id(analysis)] = (analysis, out)
+    return out
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(names)
+
+
+def _regular_rows(model: Model, analysis: Any, what: str) -> None:
+    if len(analysis.rows) != analysis.rank:
+        raise SymgenError(
+            f"model {model.name!r}: {what} needs independent loop rows, and the analysis "
+            f"keeps {len(analysis.rows)} rows of rank {analysis.rank} (the rank varies along "
+            "the motion: symgen info --loops)")
+
+
+def _split(model: Model, analysis: Any, joints: Sequence[str], source: str,
+           what: str) -> Split:
+    """The split of ``joints`` (tree joints, as many DOF as the mechanism), checked: G_P
+    regular at every sampled configuration; else a one-line error."""
+    loop_names = {j.name for j in model.loop_joints}
+    coupled = getattr(model, "coupled", {})
+    for name in joints:
+        if name in coupled:
+            raise SymgenError(f"model {model.name!r}: actuated joint {name!r} ({source}) is "
+                              "coupled to another joint and has no coordinate of its own: "
+                              "name its master with Options(actuated=...)")
+        if name in loop_names:
+            raise SymgenError(f"model {model.name!r}: actuated joint {name!r} ({source}) is a "
+                              "loop joint, whose coordinates are not in q: name tree joints "
+                              "with Options(actuated=...)")
+        if name not in model.v_slices:
+            raise SymgenError(f"model {model.name!r} has no joint named {name!r} ({source}; "
+                              f"joints: {_names(model.joint_names)})")
+    active = tuple(d for name in joints for d in range(model.nv)[model.v_slices[name]])
+    if len(active) != analysis.dof:
+        raise SymgenError(
+            f"model {model.name!r}: the actuated joints {_names(joints)} ({source}) have "
+            f"{len(active)} DOF and the mechanism {analysis.dof}: {what} needs actuated joints "
+            f"with {analysis.dof} DOF (Options(actuated=...))")
+    passive = tuple(d for d in range(model.nv) if d not in active)
+    for k, g in enumerate(_sampled_jacobians(model, analysis)):
+        r = _rank(g[:, list(passive)])
+        if r < len(passive):
+            where = "the reference configuration" if k == 0 else f"sampled configuration {k}"
+            raise SymgenError(
+                f"model {model.name!r}: the actuated joints {_names(joints)} ({source}) do "
+                f"not determine the motion: the loop Jacobian's columns of the other joints "
+                f"have rank {r} < {len(passive)} at {where} (symgen info --loops); choose "
+                "others with Options(actuated=...)")
+    return Split(tuple(joints), active, passive, source)
+
+
+def _declared(model: Model, analysis: Any, option: tuple[str, ...] | None
+              ) -> tuple[tuple[str, ...], str] | None:
+    """The declared actuated joints and where they come from: ``Options.actuated``, else
+    the joints of the model's actuator force elements (model order), else its ground joints
+    (those moving a body off the root) when they have as many DOF as the mechanism; None
+    when there is no such declaration."""
+    if option is not None:
+        return tuple(option), "Options.actuated"
+    driven = {e.joint for e in model.force_elements if isinstance(e, JointActuator)}
+    if driven:
+        order = [*model.joint_names, *(j.name for j in model.loop_joints)]
+        return tuple(n for n in order if n in driven), "the model's actuators"
+    ground = _ground_joints(model)
+    if sum(_dofs(model, n) for n in ground) == analysis.dof:
+        return ground, "the ground joints"
+    return None
+
+
+def _dofs(model: Model, joint: str) -> int:
+    return len(range(model.nv)[model.v_slices[joint]])
+
+
+def _ground_joints(model: Model) -> tuple[str, ...]:
+    """The joints with coordinates that move a body off the root."""
+    return tuple(j.name for i, j in enumerate(model.joints)
+                 if model.parents[i] < 0 and j.name in model.v_slices)
+
+
+def _cached(key: tuple, analysis: Any, make) -> Split:
+    hit = _SPLITS.get(key)
+    if hit is not None and hit[0] is analysis:
+        return hit[1]
+    split = make()
+    if len(_SPLITS) > 64:
+        _SPLITS.clear()
+    _SPLITS[key] = (analysis, split)
+    return split
+
+
+def actuation(model: Model, analysis: Any, option: tuple[str, ...] | None = None) -> Split:
+    """The actuated coordinates of ``constrained_inverse_dynamics`` (:func:`_declared`),
+    checked; a one-line error naming ``Options.actuated`` when there are none or they do not
+    determine the motion."""
+    what = "constrained_inverse_dynamics"
+
+    def make() -> Split:
+        _regular_rows(model, analysis, what)
+        declared = _declared(model, analysis, option)
+        if declared is None:
+            raise SymgenError(
+                f"model {model.name!r} declares no actuated joints and its ground joints "
+                f"({_names(_ground_joints(model))}) do not have its {analysis.dof} DOF: "
+                "name them with Options(actuated=(...)) for constrained_inverse_dynamics")
+        return _split(model, analysis, declared[0], declared[1], what)
+
+    return _cached((id(analysis), "actuated", option), analysis, make)
+
+
+def independent_coordinates(model: Model, analysis: Any,
+                            option: tuple[str, ...] | None = None) -> Split:
+    """The independent coordinates of ``loop_dependent_coordinates``: the actuated joints
+    of :func:`actuation` when they are valid (``Options.actuated`` must be), else the joints
+    left when the dependent coordinates are chosen by greedy column pivoting of G at the
+    reference configuration (each the column farthest from the span of those chosen
+    before, multi-DOF joints always dependent), checked at every sampled configuration like
+    the actuated ones."""
+    what = "loop_dependent_coordinates"
+
+    def make() -> Split:
+        _regular_rows(model, analysis, what)
+        declared = _declared(model, analysis, option)
+        if declared is not None:
+            try:
+                return _split(model, analysis, declared[0], declared[1], what)
+            except SymgenError:
+                if option is not None:
+                    raise
+        g = _sampled_jacobians(model, analysis)[0]
+        residual = g.T.copy()  # row d: column d of G, less its part in the chosen span
+        scale = max(float(np.linalg.norm(g, 2)), 1e-300)
+        chosen: list[int] = []
+
+        def take(d: int) -> None:
+            norm = float(np.linalg.norm(residual[d]))
+            if norm <= 1e-8 * scale:
+                raise SymgenError(
+                    f"model {model.name!r}: no choice of dependent coordinates with regular "
+                    "columns of G at the reference configuration: name the independent "
+                    "joints with Options(actuated=...)")
+            e = residual[d] / norm
+            residual[:] -= np.outer(residual @ e, e)
+            chosen.append(d)
+
+        for vs in model.v_slices.values():
+            if len(range(model.nv)[vs]) > 1:
+                for d in range(model.nv)[vs]:
+                    take(d)
+        if len(chosen) > len(analysis.rows):
+            raise SymgenError(f"model {model.name!r}: more multi-DOF joint coordinates than "
+                              "loop constraints: name the independent joints with "
+                              "Options(actuated=...)")
+        while len(chosen) < len(analysis.rows):
+            norms = np.linalg.norm(residual, axis=1)
+            norms[chosen] = -1.0
+            take(int(np.argmax(norms)))
+        joints = tuple(name for name, vs in model.v_slices.items()
+                       if not set(range(model.nv)[vs]) & set(chosen))
+        return _split(model, analysis, joints, "chosen by pivoting G", what)
+
+    return _cached((id(analysis), "independent", option), analysis, make)
+
+
+__all__ = ["Split", "actuation", "independent_coordinates"]
