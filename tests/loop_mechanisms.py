@@ -12,7 +12,9 @@ q = 0, so that each mechanism is assembled there:
 - :func:`welded_four_bar`: a planar four-bar whose coupler is welded (a fixed loop joint)
   to a stub hinged on the rocker: 4 coordinates, 6 raw constraints, 3 kept, 1 DOF;
 - :func:`geared_four_bar`: a four-bar whose crank is driven through a gear by a motor
-  rotor (a coupling) and whose rocker mimics nothing: loops and couplings together.
+  rotor (a coupling): loops and couplings together;
+- :func:`rsur_linkage`: a spatial four-bar closed by a universal joint (RSUR), whose
+  constraint rows turn with the joint: 5 coordinates, 4 raw constraints, 1 DOF.
 """
 
 from __future__ import annotations
@@ -121,4 +123,20 @@ def geared_four_bar() -> Model:
     b.coupling("motor", "j1", ratio=12.0, offset=0.3)
     b.loop_joint("j4", "revolute", "coupler", "rocker", xyz=(1.2, 0.5, 0.0),
                  child_xyz=(0.0, 1.5, 0.0))
+    return b.build()
+
+
+def rsur_linkage() -> Model:
+    """Crank (j1 about z at the origin, tip at (0, 1, 0)), a spherical joint to the coupler,
+    the coupler's far end (1.5, 1.2, 0.4) held by a universal joint (first axis (0, 1, 1)/√2
+    on the coupler, second (1, 0, 0) on the rocker) to the rocker, which turns about x at
+    (1.5, 0, 0)."""
+    b = ModelBuilder("rsur_linkage", root="ground")
+    for name in ("crank", "coupler", "rocker"):
+        _body(b, name)
+    b.joint("j1", "revolute", "ground", "crank")
+    b.joint("s2", "spherical", "crank", "coupler", xyz=(0.0, 1.0, 0.0))
+    b.joint("j3", "revolute", "ground", "rocker", xyz=(1.5, 0.0, 0.0), axis=(1.0, 0.0, 0.0))
+    b.loop_joint("u4", "universal", "coupler", "rocker", xyz=(1.5, 0.2, 0.4),
+                 child_xyz=(0.0, 1.2, 0.4), axis=_unit((0, 1, 1)), axis2=(1.0, 0.0, 0.0))
     return b.build()

@@ -16,8 +16,14 @@ rows, applied to
   [Ad⁻¹_{F_P}V_P, Ad⁻¹_{F_P}(V_C − V_P)] (d/dt Ad⁻¹_g = −ad_{g⁻¹ġ} Ad⁻¹_g), so that the
   constraints read G q̈ + Ġ q̇ = 0.
 
-Universal and helical cut joints (a free-motion screw that turns with the joint, or an
-angle in the residual) are not supported here: cut such a loop at another joint.
+A universal cut joint's free motions turn with its first angle, so its rows are not
+constant: with a₁ its first axis (in F_P), a₂ its second (in F_C) and R the rotation of F_C
+in F_P, its raw rows are W = [[0, I₃], [nᵀ, 0]], n = (R a₂) × a₁, applied to the twist, and
+its residual is (p, a₁·(R a₂) − a₁·a₂), whose derivative they are; the kept rows are Ū_α W
+(Ū_α over the 4 raw rows, ``rows`` holds Ū_α for such a loop), and the bias gains
+Ẇ·twist = Ū_α (0, ṅ·ω), ṅ = (ω × R a₂) × a₁ (:meth:`symgen.loops.CutJoint.constraint_basis`).
+Helical cut joints (an angle in the residual) are not supported: cut such a loop at another
+joint.
 """
 
 from __future__ import annotations
@@ -34,7 +40,9 @@ from ..spatial import (
     Motion,
     Pose,
     Transform,
+    Vec3,
     cross,
+    dot,
     emit_mat,
     emit_vec,
     mat_mul,
@@ -56,7 +64,7 @@ RIGID = (JointType.PRISMATIC, JointType.FIXED)
 
 
 def _check(cut: CutFrames) -> None:
-    if cut.type in (JointType.UNIVERSAL, JointType.HELICAL, JointType.FREE):
+    if cut.type in (JointType.HELICAL, JointType.FREE):
         raise SymgenError(f"loop joint {cut.name!r}: the loop kernels do not support a "
                           f"{cut.type.value} cut joint; close the loop at another joint")
 
@@ -76,6 +84,10 @@ def constraints(b: ProgramBuilder, tree: SymbolicTree, rows: Sequence[np.ndarray
         fp, fc = frame_pose(b, poses, cut.parent), frame_pose(b, poses, cut.child)
         r = emit_mat(b, mat_mul(transpose(fp.R), fc.R))
         p = emit_vec(b, mat_t_vec(fp.R, sub(fc.p, fp.p)))
+        if cut.type is JointType.UNIVERSAL:  # (p, a₁·(R a₂) − a₁·a₂)
+            cosine = b.emit(dot(cut.axis, mat_vec(r, cut.axis2)) - dot(cut.axis, cut.axis2))
+            out += _rows(b, k, [*p, cosine])
+            continue
         if cut.type in TURNING:
             rotation = emit_vec(b, cross(cut.axis, mat_vec(r, cut.axis)))
         elif cut.type in RIGID:
@@ -95,6 +107,7 @@ def jacobian(b: ProgramBuilder, tree: SymbolicTree, rows: Sequence[np.ndarray]
     for cut, k in zip(tree.cuts, rows, strict=True):
         _check(cut)
         fp = frame_pose(b, poses, cut.parent)
+        n = _universal_normal(b, poses, cut) if cut.type is JointType.UNIVERSAL else None
         g = [[ZERO] * tree.nv for _ in range(len(k))]
         up_p = tree.ancestors(cut.parent.hinge) if cut.parent.hinge >= 0 else []
         up_c = tree.ancestors(cut.child.hinge) if cut.child.hinge >= 0 else []
@@ -102,6 +115,8 @@ def jacobian(b: ProgramBuilder, tree: SymbolicTree, rows: Sequence[np.ndarray]
                             (1.0, [h for h in up_c if h not in up_p])):
             for d, w, lin in jacobian_columns(b, tree, poses, chain, fp.p):
                 column = [*mat_t_vec(fp.R, w), *mat_t_vec(fp.R, lin)]
+                if n is not None:  # W = [[0, I], [nᵀ, 0]]
+                    column = [*column[3:], b.emit(dot(n, column[:3]))]
                 for i, value in enumerate(_rows(b, sign * k, column)):
                     g[i][d] = accumulate(b, g[i][d], value)  # coupled joints share d
         out += g
@@ -134,8 +149,26 @@ def bias(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
                     _in_frame(b, poses, to_cut, acc, cut.child.hinge))
         relative = (v_c - v_p).emit(b)
         raw = (a_c - a_p - v_p.cross(relative)).emit(b)
+        if cut.type is JointType.UNIVERSAL:  # W·raw + Ẇ·twist, Ẇ's row ṅ = (ω × R a₂) × a₁
+            r_a2 = _turned_axis(b, poses, cut)
+            omega = relative.angular
+            n = emit_vec(b, cross(r_a2, cut.axis))
+            n_dot = emit_vec(b, cross(cross(omega, r_a2), cut.axis))
+            out += _rows(b, k, [*raw.linear, b.emit(dot(n, raw.angular) + dot(n_dot, omega))])
+            continue
         out += _rows(b, k, list(raw))
     return out
+
+
+def _turned_axis(b: ProgramBuilder, poses: list[Pose], cut: CutFrames) -> Vec3:
+    """R a₂: a universal cut joint's second axis (in F_C) in F_P."""
+    fp, fc = frame_pose(b, poses, cut.parent), frame_pose(b, poses, cut.child)
+    return emit_vec(b, mat_t_vec(fp.R, mat_vec(fc.R, cut.axis2)))
+
+
+def _universal_normal(b: ProgramBuilder, poses: list[Pose], cut: CutFrames) -> Vec3:
+    """n = (R a₂) × a₁, the row of W that a universal cut's turning part takes."""
+    return emit_vec(b, cross(_turned_axis(b, poses, cut), cut.axis))
 
 
 #: Gauss-Newton iterations of ``loop_assemble`` (quadratic convergence from a guess within

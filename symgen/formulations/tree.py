@@ -98,13 +98,15 @@ class FrameRef:
 @dataclass
 class CutFrames:
     """A loop joint: its frames F_P on the parent body and F_C on the child body, and its
-    axis (unit, as the model normalised it, in F_P; the normal of a planar joint)."""
+    axis (unit, as the model normalised it, in F_P; the normal of a planar joint) and second
+    axis (a universal joint's, in F_C)."""
 
     name: str
     type: JointType
     parent: FrameRef
     child: FrameRef
     axis: Vec3
+    axis2: Vec3
 
 
 @dataclass
@@ -285,7 +287,7 @@ def build_tree(
                    j.name),
         body_frame(j.child, k.rotation(j.child_placement.rotation),
                    k.vec(j.child_placement.translation), j.name),
-        k.unit_vec(j.axis)) for j in model.loop_joints]
+        k.unit_vec(j.axis), k.unit_vec(j.axis2)) for j in model.loop_joints]
     return SymbolicTree(model, hinges, body_hinge, frames, k.vec(model.gravity), model.nv, cuts)
 
 

@@ -89,10 +89,12 @@ class TreeContext:
 
     @property
     def loop_rows(self) -> tuple[np.ndarray, ...]:
-        """K_α = Ū_α W_α of every loop joint (the rows the loop kernels keep)."""
+        """K_α = Ū_α W_α of every loop joint (the rows the loop kernels keep); Ū_α alone
+        for a universal cut, whose W_α turns with the joint (:mod:`.loop_constraints`)."""
         if self.loops is None:
             return ()
-        return tuple(loop.constraint_rows for loop in self.loops.loops)
+        return tuple(loop.selection if loop.constraint_rows is None else loop.constraint_rows
+                     for loop in self.loops.loops)
 
     @property
     def loop_rank(self) -> int:

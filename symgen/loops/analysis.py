@@ -34,7 +34,7 @@ from ..model import JointType, Model, SymgenError
 from ..reference.integrate import integrate, neutral_configuration
 from ..reference.spatial import pose_to_inverse_motion_transform, pose_to_motion_transform
 from .closure import CutJoint, LoopClosure
-from .screws import RANK_TOLERANCE, complement, lie_closure, rank
+from .screws import RANK_TOLERANCE, lie_closure, rank
 
 Array = np.ndarray
 
@@ -155,7 +155,7 @@ def _loop_report(closure: LoopClosure, cut: CutJoint, q: Array) -> LoopReport:
     d2 = lie_closure(closure.world_screws(tk, chain_c))
     z = cut.free_motion(rp.T @ rc)
     basis = np.column_stack([pose_to_motion_transform(rp, pp) @ np.column_stack([d1, d2]), z])
-    w = complement(z)
+    w = cut.constraint_basis(rp.T @ rc)
     u, sigma, _ = np.linalg.svd(w @ basis, full_matrices=True)
     kept = int(np.sum(sigma > RANK_TOLERANCE * max(1.0, float(sigma[0])))) if sigma.size else 0
     z_world = pose_to_inverse_motion_transform(rp, pp) @ z

@@ -105,6 +105,19 @@ class CutJoint:
         return pose_to_inverse_motion_transform(r, p) @ motion_subspace(j, zero)
 
 
+    def constraint_basis(self, relative: Array | None = None) -> Array:
+        """W_α ((6 − ν) × 6): rows whose product with the relative twist must vanish, the
+        complement of :meth:`free_motion`. The universal joint's turns with its first angle:
+        W = [[0, I₃], [nᵀ, 0]], n = (R a₂) × a₁ with R the relative rotation
+        ``relative``, the derivative of its residual's cosine a₁·(R a₂) (ω × R a₂ · a₁ =
+        n·ω), so that W stays smooth along the motion; every other type's is constant."""
+        if self.type is JointType.UNIVERSAL:
+            r = relative if relative is not None else np.eye(3)
+            n = np.cross(r @ self.joint.axis2, self.joint.axis)
+            return np.block([[np.zeros((3, 3)), np.eye(3)], [n[None, :], np.zeros((1, 3))]])
+        return complement(self.free_motion())
+
+
 class LoopClosure:
     """The loop joints of a model, numerically (parameters resolved with ``params``)."""
 
@@ -185,8 +198,7 @@ class LoopClosure:
         j = cut.joint
         if cut.type is JointType.UNIVERSAL:
             return np.concatenate([p_rel, [j.axis @ r_rel @ j.axis2 - j.axis @ j.axis2]])
-        return complement(cut.free_motion()) @ np.concatenate([rotation_error(cut, r_rel),
-                                                               p_rel])
+        return cut.constraint_basis() @ np.concatenate([rotation_error(cut, r_rel), p_rel])
 
     def residual(self, q: Array) -> Array:
         """Every cut joint's position error (:meth:`raw_residual`), stacked."""
@@ -204,8 +216,7 @@ class LoopClosure:
         for sign, chain in ((-1.0, chain_p), (1.0, chain_c)):
             for b in chain:
                 h[:, self.nm.joints[b].v] += sign * (to_cut @ self.world_screws(tk, [b]))
-        w = complement(cut.free_motion(rp.T @ rc))
-        return model_columns(self.nm, w @ h)
+        return model_columns(self.nm, cut.constraint_basis(rp.T @ rc) @ h)
 
     def loop_bias(self, cut: CutJoint, tk: TreeKinematics, velocities: list[Array],
                   accelerations: list[Array]) -> Array:
@@ -223,7 +234,12 @@ class LoopClosure:
         a_p, a_c = world(accelerations, cut.parent), world(accelerations, cut.child)
         relative = to_cut @ (v_c - v_p)
         raw = to_cut @ (a_c - a_p) - cross_motion(to_cut @ v_p, relative)
-        return complement(cut.free_motion(rp.T @ rc)) @ raw
+        r_rel = rp.T @ rc
+        out = cut.constraint_basis(r_rel) @ raw
+        if cut.type is JointType.UNIVERSAL:  # + Ẇ·twist: ṅ = ((ω × R a₂) × a₁), Ṙ = [ω]× R
+            omega = relative[:3]
+            out[3] += np.cross(np.cross(omega, r_rel @ cut.joint.axis2), cut.joint.axis) @ omega
+        return out
 
     def biases(self, q: Array, v: Array) -> list[Array]:
         """Ḣ_α q̇ of every loop at (q, v)."""

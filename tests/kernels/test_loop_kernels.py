@@ -23,6 +23,7 @@ from loop_mechanisms import (
     double_four_bar,
     geared_four_bar,
     prrr_manipulator,
+    rsur_linkage,
     spherical_four_bar,
     welded_four_bar,
 )
@@ -50,6 +51,7 @@ MODELS = {
     "double_four_bar": double_four_bar,
     "welded_four_bar": welded_four_bar,
     "geared_four_bar": geared_four_bar,
+    "rsur": rsur_linkage,
 }
 
 
@@ -98,7 +100,8 @@ def test_bias_is_the_derivative_of_the_jacobian(name):
 
 
 @pytest.mark.parametrize("name", ["four_bar", "rssr", "bricard", "spherical_four_bar", "prrr",
-                                  "double_four_bar", "welded_four_bar", "geared_four_bar"])
+                                  "double_four_bar", "welded_four_bar", "geared_four_bar",
+                                  "rsur"])
 def test_residual_vanishes_and_shares_the_null_space_of_g_when_assembled(name):
     model, ks, lib = built(name)
     analysis = ks.context.loops
@@ -127,7 +130,7 @@ def test_no_loop_kernels_without_loop_joints():
 
 @pytest.mark.parametrize("name", ["four_bar", "slider_crank", "rssr", "bricard", "prrr",
                                   "double_four_bar", "andrews_squeezer", "five_bar",
-                                  "welded_four_bar", "geared_four_bar"])
+                                  "welded_four_bar", "geared_four_bar", "rsur"])
 def test_constrained_forward_dynamics(name):
     # at assembled configurations with velocities along the motion (null space of G) and
     # random torques (seed 4): the saddle-point system [[M, −Gᵀ], [G, 0]] solved densely by
@@ -156,7 +159,7 @@ def test_constrained_forward_dynamics(name):
 
 
 @pytest.mark.parametrize("name", ["four_bar", "slider_crank", "rssr", "bricard", "prrr",
-                                  "spherical_four_bar", "geared_four_bar"])
+                                  "spherical_four_bar", "geared_four_bar", "rsur"])
 def test_loop_assemble_closes_the_loops_near_the_guess(name):
     # guesses 0.02 (rad or m) off assembled configurations along the motion (seed 5): 8
     # Gauss-Newton iterations close the loops to rounding, and the correction is the

@@ -20,6 +20,7 @@ from loop_mechanisms import (
     double_four_bar,
     geared_four_bar,
     prrr_manipulator,
+    rsur_linkage,
     spherical_four_bar,
     welded_four_bar,
 )
@@ -117,6 +118,11 @@ def test_example_models(name, dof):
 def test_fixed_loop_joint():
     """A weld closes all 6 relative motions; the planar chains keep 3 of them."""
     assert _counts(analyse_loops(welded_four_bar())) == (4, 6, 3, 3, 1)
+
+
+def test_universal_cut_joint():
+    """RSUR: a universal joint keeps its 4 raw rows (W turns with its first angle)."""
+    assert _counts(analyse_loops(rsur_linkage())) == (5, 4, 4, 4, 1)
 
 
 def test_loops_with_couplings():
