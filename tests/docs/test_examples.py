@@ -45,3 +45,12 @@ def test_natural_mechanisms(tmp_path):
         assert f"{name}: " in out and f"DOF = {dof}" in out.split(f"{name}: ")[1].split("\n")[0]
     worst = [float(x) for x in re.findall(r"worst \|Phi\| ([0-9.e+-]+)", out)]
     assert len(worst) == 4 and max(worst) < 1e-5, out
+
+
+def test_parallel_robot(tmp_path):
+    """The five-bar's motor torques along a motion, fed back through forward dynamics."""
+    out = run_example(tmp_path, "parallel_robot.py", "--samples", "10")
+    assert "DOF 4 - 2 = 2" in out and "motor1, motor2" in out, out
+    phi = float(re.search(r"\|Phi\| ≤ ([0-9.e+-]+)", out).group(1))
+    back = float(re.search(r"returns a to ([0-9.e+-]+)", out).group(1))
+    assert phi < 1e-12 and back < 1e-10, out  # Newton closes to rounding; an exact inverse
