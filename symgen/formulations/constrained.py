@@ -12,9 +12,14 @@ rows (the range-space method):
     q̈₀ = M⁻¹(τ − C),   Y = M⁻¹Gᵀ,   S = G Y,   S λ = −(Ġ q̇ + G q̈₀),   q̈ = q̈₀ + Y λ,
 
 S (m × m, m the independent rows) by a dense LDLᵀ: no factorization of the (nv + m)
-saddle-point matrix. With ``baumgarte`` = (α, β) the acceleration constraint becomes
-G q̈ = −Ġ q̇ − 2α G q̇ − β² Φ (Baumgarte 1972, *Stabilization of constraints and integrals
-of motion in dynamical systems*, Comput. Methods Appl. Mech. Eng. 1): the constraint error
+saddle-point matrix. One step of iterative refinement follows (Higham, *Accuracy and
+Stability of Numerical Algorithms*, 2002, ch. 12): Δλ = S⁻¹(−Ġq̇ − G q̈), q̈ += Y Δλ,
+λ += Δλ. Where M is stiff, q̈₀ is large and q̈ = q̈₀ + Yλ cancels: on the Delta robot's
+states q̈₀ reaches 3·10⁴ for q̈ ~ 10², and the refinement takes the error of q̈ from up to
+4·10⁻⁹ to ~10⁻¹⁴ relative for 2 m·nv + m² more operations. With ``baumgarte`` = (α, β)
+the acceleration constraint becomes G q̈ = −Ġ q̇ − 2α G q̇ − β² Φ (Baumgarte 1972,
+*Stabilization of constraints and integrals of motion in dynamical systems*, Comput.
+Methods Appl. Mech. Eng. 1): the constraint error
 then obeys ë + 2α ė + β² e = 0 to first order and a drifting state returns to the
 constraint manifold (critically damped for α = β).
 
@@ -52,6 +57,7 @@ from ..expr import Expr, esum
 from ..loops.actuation import Split
 from ..model import SymgenError
 from ..program import ProgramBuilder
+from ..spatial import ZERO
 from . import dense
 from .loop_constraints import bias, constraints, jacobian
 from .ltdl import factored_forward_dynamics, ltdl_solve
@@ -81,11 +87,23 @@ def forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
     m = len(g)
     s = [[b.emit(esum([x * yj for x, yj in zip(g[i], y[j], strict=True)])) for j in range(i + 1)]
          for i in range(m)]  # lower triangle of S = G M⁻¹Gᵀ, which dense.ldlt reads
-    rhs = [b.emit(-(gamma[i] + esum([x * aj for x, aj in zip(g[i], a0, strict=True)])))
-           for i in range(m)]
-    lam = dense.solve(b, dense.ldlt(b, s), rhs) if m else []
-    a = [b.emit(a0[d] + esum([y[k][d] * lam[k] for k in range(m)])) for d in range(tree.nv)]
-    return a, lam
+    if not m:
+        return a0, []
+    schur = dense.ldlt(b, s)
+
+    def correct(a_in: list[Expr], lam_in: list[Expr]) -> tuple[list[Expr], list[Expr]]:
+        """λ += S⁻¹(−Ġq̇ − G q̈), q̈ += Y Δλ: the multipliers that close the constraint
+        residual of q̈ (from q̈₀ first, then once more as iterative refinement)."""
+        residual = [b.emit(-(gamma[i] + esum([x * aj for x, aj in zip(g[i], a_in,
+                                                                        strict=True)])))
+                    for i in range(m)]
+        dlam = dense.solve(b, schur, residual)
+        a_out = [b.emit(a_in[d] + esum([y[k][d] * dlam[k] for k in range(m)]))
+                 for d in range(tree.nv)]
+        return a_out, [b.emit(x + dx) for x, dx in zip(lam_in, dlam, strict=True)]
+
+    a, lam = correct(a0, [ZERO] * m)
+    return correct(a, lam)  # refinement: q̈₀ is large where M is stiff, G q̈ cancels
 
 
 def inverse_dynamics(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
