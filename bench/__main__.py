@@ -10,9 +10,11 @@ Sections (each writes ``<results>/<section>.json``; the page is rendered from th
 (symgen's generation time and per-kernel op counts), ``sympy_generation`` (generation speed vs
 sympy.physics.mechanics, with a PNG plot), ``embedded`` (Cortex-M4 size, stack, cycles),
 ``batch`` (states/s of the SIMD batch against the scalar batch loop, through C and through the
-numpy wrapper), ``python_calls`` (single calls from Python, symgen vs Pinocchio's bindings) and
+numpy wrapper), ``python_calls`` (single calls from Python, symgen vs Pinocchio's bindings),
 ``natural_accuracy`` (the natural-coordinate step on the closed-loop benchmark mechanisms over
-a range of steps, against independent references; ``bench.natural_accuracy``).
+a range of steps, against independent references; ``bench.natural_accuracy``) and
+``loop_dynamics`` (closed-loop constrained forward dynamics vs Pinocchio's C++
+``constraintDynamics`` and MuJoCo with equality constraints; ``bench.loop_dynamics``).
 A peer that is not installed, or a tool that is missing, is reported on the page, not fatal.
 """
 
@@ -33,6 +35,7 @@ from symgen.robots import robot_urdf, spatial_chain
 from . import batch_numpy, embedded, generation, report
 from . import batch_throughput as bt
 from . import kernel_speed as ksp
+from . import loop_dynamics as loops
 from . import natural_accuracy as nacc
 from . import python_calls as pyc
 from . import sympy_generation as sgen
@@ -40,7 +43,7 @@ from .common import RESULTS, ROOT, log, machine_info, pin_to_one_cpu, random_sta
 from .peers import casadi_peer, mujoco_peer
 
 SECTIONS = ("kernel_speed", "generation", "sympy_generation", "embedded", "batch",
-            "python_calls", "natural_accuracy")
+            "python_calls", "natural_accuracy", "loop_dynamics")
 ROBOTS = (("ur5", False), ("panda", False), ("xarm7", False), ("solo12", True), ("talos", True))
 CHAINS = (2, 5, 10, 20, 50)
 CASADI_VENV = ROOT / "bench" / ".venv-casadi"
@@ -54,7 +57,8 @@ MODES: dict[str, dict[str, Any]] = {
              "batch": {"robots": bt.ROBOTS, "targets": bt.TARGETS, "sizes": bt.SIZES,
                        "repeats": bt.REPEATS},
              "python_calls": {"robots": pyc.ROBOTS, "number": 20000, "repeat": 15},
-             "natural": {"cases": nacc.nr.CASES, "steps": nacc.FULL_STEPS}},
+             "natural": {"cases": nacc.nr.CASES, "steps": nacc.FULL_STEPS},
+             "loops": loops.MODES["full"]},
     "quick": {"robots": ROBOTS[:1], "chains": (2, 10), "states": 200, "repeats": 5, "rounds": 3,
               "builds": {"-O3": ["-O3"]}, "sympy_sizes": (1, 2, 4, 6),
               "symgen_sizes": (1, 2, 4, 6, 10, 20), "timeout_s": 120.0,
@@ -63,7 +67,8 @@ MODES: dict[str, dict[str, Any]] = {
                         "repeats": {1_000: 11, 10_000: 5}},
               "python_calls": {"robots": pyc.ROBOTS[:2], "number": 2000, "repeat": 7},
               "natural": {"cases": ("chain2", "andrews", "top", "four_bar"),
-                          "steps": nacc.QUICK_STEPS}},
+                          "steps": nacc.QUICK_STEPS},
+              "loops": loops.MODES["quick"]},
     "smoke": {"robots": (), "chains": (2,), "states": 50, "repeats": 3, "rounds": 2,
               "builds": {"-O3": ["-O3"]}, "sympy_sizes": (1, 2), "symgen_sizes": (1, 2),
               "timeout_s": 60.0, "generation_robots": generation.ROBOTS[1:2], "panda_runs": 1,
@@ -71,7 +76,8 @@ MODES: dict[str, dict[str, Any]] = {
               "batch": {"robots": ("ur5",), "targets": ("portable",), "sizes": (100, 1_000),
                         "repeats": {100: 3, 1_000: 3}},
               "python_calls": {"robots": pyc.ROBOTS[:1], "number": 200, "repeat": 3},
-              "natural": {"cases": ("four_bar",), "steps": (1e-3, 1e-4)}},
+              "natural": {"cases": ("four_bar",), "steps": (1e-3, 1e-4)},
+              "loops": loops.MODES["smoke"]},
 }
 
 
@@ -240,6 +246,13 @@ def run_natural_accuracy(cfg: dict[str, Any], out: Path) -> None:
     write_json(out, nacc.measure_all(list(c["cases"]), list(c["steps"]), jobs=2))
 
 
+def run_loop_dynamics(cfg: dict[str, Any], out: Path) -> None:
+    """Closed-loop constrained forward dynamics (bench.loop_dynamics); the smoke mode skips
+    Pinocchio (its program takes minutes to build)."""
+    c = cfg["loops"]
+    loops.measure(c["models"], c["states"], c["repeats"], c["rounds"], cfg["mode"], out)
+
+
 def load_results(folder: Path) -> dict[str, Any]:
     """Every section's JSON in ``folder`` (None where a section has not been run)."""
     paths = {name: folder / f"{name}.json" for name in SECTIONS}
@@ -303,6 +316,8 @@ def main(argv: list[str] | None = None) -> int:
         run_python_calls(cfg, results / "python_calls.json")
     if "natural_accuracy" in only:
         run_natural_accuracy(cfg, results / "natural_accuracy.json")
+    if "loop_dynamics" in only:
+        run_loop_dynamics(cfg, results / "loop_dynamics.json")
     res = load_results(results)
     sg = res.get("sympy_generation")
     link = report.relative_link(png, page) if sg and sg.get("png") else None

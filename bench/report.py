@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import embedded, generation, natural_accuracy
+from . import embedded, generation, loop_dynamics, natural_accuracy
 from .common import table
 from .kernel_speed import KERNELS, PAIRS, ratios
 
@@ -169,6 +169,9 @@ def summary(res: Mapping[str, Any]) -> str:
     nat = res.get("natural_accuracy")
     if nat:
         lines.append("- **Natural-coordinate step:** " + natural_accuracy.summary(nat))
+    ld = res.get("loop_dynamics")
+    if ld and ld.get("results"):
+        lines.append("- **Closed loops:** " + loop_dynamics.summary(ld))
     return "\n".join(lines)
 
 
@@ -410,9 +413,9 @@ def machine_section(res: Mapping[str, Any]) -> str:
 
 def render(res: Mapping[str, Any], png: str | None, command: str) -> str:
     """The whole page from the results of each section (``None``: section not run)."""
-    ks, gen, sg, emb, batch, pc, nat = (res.get(k) for k in (
+    ks, gen, sg, emb, batch, pc, nat, ld = (res.get(k) for k in (
         "kernel_speed", "generation", "sympy_generation", "embedded", "batch", "python_calls",
-        "natural_accuracy"))
+        "natural_accuracy", "loop_dynamics"))
     parts = [
         "# Benchmarks",
         "",
@@ -448,6 +451,9 @@ def render(res: Mapping[str, Any], png: str | None, command: str) -> str:
     if nat:
         parts += ["", "## 8. Natural coordinates: the step's accuracy and stability", "",
                   natural_accuracy.section(nat)]
+    if ld:
+        parts += ["", "## 9. Closed loops: constrained forward dynamics", "",
+                  loop_dynamics.section(ld)]
     return "\n".join(parts) + "\n"
 
 

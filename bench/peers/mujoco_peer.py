@@ -77,6 +77,21 @@ DISABLED = (
     "autoreset",
 )
 
+#: The opening of a MuJoCo timing driver's main(): arguments S R nq nv, model.xml loaded and
+#: checked, mjData, and the states' qpos and qvel read (shared with bench.loop_dynamics).
+DRIVER_MAIN = r"""int main(int argc, char **argv) {
+    if (argc != 5) { fprintf(stderr, "usage: driver S R nq nv\n"); return 2; }
+    const int S = atoi(argv[1]), R = atoi(argv[2]), NQ = atoi(argv[3]), NV = atoi(argv[4]);
+    char error[1000] = "";
+    mjModel *m = mj_loadXML("model.xml", NULL, error, sizeof(error));
+    if (!m) { fprintf(stderr, "mj_loadXML: %s\n", error); return 2; }
+    if (m->nq != NQ || m->nv != NV) { fprintf(stderr, "nq/nv mismatch\n"); return 2; }
+    mjData *d = mj_makeData(m);
+    const size_t bq = (size_t)NQ * sizeof(mjtNum), bv = (size_t)NV * sizeof(mjtNum);
+    double *qpos = bench_load("qpos.bin", (size_t)S * NQ);
+    double *qvel = bench_load("qvel.bin", (size_t)S * NV);
+"""
+
 DRIVER = r"""
 #include "timing.h"
 #include <string.h>
@@ -90,18 +105,7 @@ DRIVER = r"""
     first = 0; \
 } while (0)
 
-int main(int argc, char **argv) {
-    if (argc != 5) { fprintf(stderr, "usage: driver S R nq nv\n"); return 2; }
-    const int S = atoi(argv[1]), R = atoi(argv[2]), NQ = atoi(argv[3]), NV = atoi(argv[4]);
-    char error[1000] = "";
-    mjModel *m = mj_loadXML("model.xml", NULL, error, sizeof(error));
-    if (!m) { fprintf(stderr, "mj_loadXML: %s\n", error); return 2; }
-    if (m->nq != NQ || m->nv != NV) { fprintf(stderr, "nq/nv mismatch\n"); return 2; }
-    mjData *d = mj_makeData(m);
-    const size_t bq = (size_t)NQ * sizeof(mjtNum), bv = (size_t)NV * sizeof(mjtNum);
-    double *qpos = bench_load("qpos.bin", (size_t)S * NQ);
-    double *qvel = bench_load("qvel.bin", (size_t)S * NV);
-    double *qacc = bench_load("qacc.bin", (size_t)S * NV);
+""" + DRIVER_MAIN + r"""    double *qacc = bench_load("qacc.bin", (size_t)S * NV);
     double *qfrc = bench_load("qfrc.bin", (size_t)S * NV);
     mjtNum *out = (mjtNum *)calloc((size_t)NV * NV + 1, sizeof(mjtNum));
     double *passes = (double *)malloc((size_t)R * sizeof(double));

@@ -38,7 +38,8 @@ def test_bench_smoke_runs_end_to_end(tmp_path: Path) -> None:
     for heading in ("## Summary", "## 1. Kernel speed", "## 3. Generation speed",
                     "## 4. Operation counts", "## 6. Batch throughput (vectorised vs scalar)",
                     "## 7. Single calls from Python",
-                    "## 8. Natural coordinates: the step's accuracy and stability"):
+                    "## 8. Natural coordinates: the step's accuracy and stability",
+                    "## 9. Closed loops: constrained forward dynamics"):
         assert heading in page
 
     speed = json.loads((tmp_path / "kernel_speed.json").read_text())
