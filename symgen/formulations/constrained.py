@@ -3,7 +3,9 @@
     M q̈ + C = τ + Gᵀλ,    G q̈ + Ġ q̇ = 0
 
 (the index-reduced saddle-point system of Müller 2014, eq. 4, with the loop constraints of
-:mod:`.loop_constraints` in the independent rows the loop analysis keeps).
+:mod:`.loop_constraints` in the independent rows the loop analysis keeps). The model's
+force elements (springs, dampers, actuators; :mod:`.element_forces`) add their generalized
+forces Q(q, q̇) to τ, as in the natural-coordinate formulation.
 
 **Forward dynamics** (:func:`forward_dynamics`) uses the tree's own sparse factorization
 M = LᵀDL (Featherstone 2008, Tables 6.3-6.4) and the Schur complement of the constraint
@@ -68,10 +70,14 @@ from .tree import SymbolicTree
 def forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
                      tau: Sequence[Expr], rows: Sequence[np.ndarray], keep: Sequence[int],
                      f_ext: Sequence[Expr] | None = None,
-                     baumgarte: tuple[float, float] | None = None
-                     ) -> tuple[list[Expr], list[Expr]]:
+                     baumgarte: tuple[float, float] | None = None,
+                     forces: Sequence[Expr] | None = None) -> tuple[list[Expr], list[Expr]]:
     """(q̈, λ): ``rows`` the loops' K_α, ``keep`` the independent rows of the stacked ones
-    (:attr:`symgen.loops.LoopAnalysis.rows`), ``baumgarte`` (α, β) in 1/s or None."""
+    (:attr:`symgen.loops.LoopAnalysis.rows`), ``baumgarte`` (α, β) in 1/s or None,
+    ``forces`` the generalized forces of the model's force elements (added to τ; None:
+    none, :mod:`.element_forces`)."""
+    if forces is not None:
+        tau = [b.emit(t + f) for t, f in zip(tau, forces, strict=True)]
     a0, factors, parent = factored_forward_dynamics(b, tree, v, tau, f_ext)  # M⁻¹(τ − C)
     g_all = jacobian(b, tree, rows)
     gamma_all = bias(b, tree, v, rows)
@@ -108,12 +114,15 @@ def forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
 
 def inverse_dynamics(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
                      a: Sequence[Expr], rows: Sequence[np.ndarray], keep: Sequence[int],
-                     split: Split, f_ext: Sequence[Expr] | None = None
-                     ) -> tuple[list[Expr], list[Expr]]:
+                     split: Split, f_ext: Sequence[Expr] | None = None,
+                     forces: Sequence[Expr] | None = None) -> tuple[list[Expr], list[Expr]]:
     """(u, λ): the actuator forces of the actuated coordinates ``split.active`` (in that
-    order) and the multipliers of the independent rows ``keep`` with M a + C = B u + Gᵀλ
-    (module documentation)."""
+    order) and the multipliers of the independent rows ``keep`` with
+    M a + C = B u + Q + Gᵀλ, Q the model's force elements (``forces``, None: none; module
+    documentation)."""
     tau = tree_inverse_dynamics(b, tree, v, a, f_ext)  # M a + C (− Σ Jᵀ f_ext)
+    if forces is not None:
+        tau = [b.emit(t - f) for t, f in zip(tau, forces, strict=True)]
     g_all = jacobian(b, tree, rows)
     g = [g_all[i] for i in keep]
     m = len(g)

@@ -23,6 +23,7 @@ from ..model import Model, SymgenError
 from ..program import Program, ProgramBuilder
 from ..registry import Kernel, Output, get, register, register_formulation
 from . import articulated, constrained, kinematics, loop_constraints, ltdl, recursions
+from .element_forces import element_forces
 from .integrate import integrate
 from .tree import SNAP_TOLERANCE, SymbolicTree, build_tree, has_partitionable
 from .tree_options import Options, check_frames, default_frames
@@ -189,6 +190,12 @@ def _flat(rows: Sequence[Sequence[Expr]]) -> list[Expr]:
 def _tree(d: Derivation) -> SymbolicTree:
     assert d.tree is not None
     return d.tree
+
+
+def _element_forces(d: Derivation) -> list[Expr] | None:
+    """Q(q, q̇) of the model's force elements (None: it has none)."""
+    return element_forces(d.b, _tree(d), d.get("q"), d.get("v"), d.get("params") or (),
+                          d.snap)
 
 
 # ---------------------------------------------------------------- reference and Pinocchio
@@ -493,11 +500,18 @@ def _with_context(values: Callable[[Derivation, TreeContext], Any]
     return derive
 
 
+def _reference_element_forces(r: ReferenceQuery) -> np.ndarray:
+    """Q of the model's force elements from :func:`symgen.reference.forces.element_forces`."""
+    from ..reference.forces import element_forces as reference_forces
+
+    return reference_forces(r.model, r.q, r.v, params=r.params)
+
+
 def _constrained_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
-    """q̈ and λ from the saddle-point system [[M, −Gᵀ], [G, 0]] [q̈; λ] = [τ − C; −Ġq̇],
-    M and C of the reference dynamics, G and Ġq̇ of the numeric loop closure in the
-    independent rows, solved as one dense system (numpy); with Options.baumgarte (α, β),
-    −Ġq̇ − 2α G q̇ − β² Φ on the right."""
+    """q̈ and λ from the saddle-point system [[M, −Gᵀ], [G, 0]] [q̈; λ] = [τ + Q − C; −Ġq̇],
+    M and C of the reference dynamics, Q of the force elements (:mod:`symgen.reference.forces`),
+    G and Ġq̇ of the numeric loop closure in the independent rows, solved as one dense
+    system (numpy); with Options.baumgarte (α, β), −Ġq̇ − 2α G q̇ − β² Φ on the right."""
     ref = _ref()
     loops = _loop_reference(r)
     keep = list(r.context.loops.rows)
@@ -510,6 +524,7 @@ def _constrained_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
     if r.f_ext:
         c = ref.inverse_dynamics(r.model, r.q, r.v, np.zeros(r.model.nv), f_ext=r.f_ext,
                                  params=r.params)
+    c = c - _reference_element_forces(r)
     nv, m = r.model.nv, len(keep)
     kkt = np.block([[m_matrix, -g.T], [g, np.zeros((m, m))]])
     x = np.linalg.solve(kkt, np.concatenate([r.tau - c, -gamma]))
@@ -525,7 +540,7 @@ register(Kernel(
             "constraint forces λ of the independent loop rows (Gᵀλ in joint space)")),
     _with_context(lambda d, c: dict(zip(("a", "lam"), constrained.forward_dynamics(
         d.b, _tree(d), d.get("v"), d.get("tau"), d.loop_rows, d.loop_keep, d.get("f_ext"),
-        c.baumgarte), strict=True))),
+        c.baumgarte, _element_forces(d)), strict=True))),
     reference=_constrained_reference, comparison="system", takes_forces=True, loops=True,
     doc="Options.baumgarte = (α, β) adds Baumgarte's stabilisation: G q̈ = −Ġq̇ − 2α G q̇ "
     "− β² Φ (off by default; docs/loops.md).",
@@ -537,13 +552,15 @@ def _actuation(c: TreeContext) -> Any:
 
 
 def _actuated_inverse_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
-    """u and λ from the square system [B, Gᵀ] [u; λ] = M a + C (− Σ Jᵀ f_ext): the
-    reference inverse dynamics, G of the numeric loop closure in the independent rows, B
-    the columns of the identity of the actuated coordinates, solved densely (numpy)."""
+    """u and λ from the square system [B, Gᵀ] [u; λ] = M a + C − Q (− Σ Jᵀ f_ext): the
+    reference inverse dynamics and force elements, G of the numeric loop closure in the
+    independent rows, B the columns of the identity of the actuated coordinates, solved
+    densely (numpy)."""
     split = _actuation(r.context)
     keep = list(r.context.loops.rows)
     g = _loop_reference(r)["G"][keep]
     tau = _ref().inverse_dynamics(r.model, r.q, r.v, r.a, r.f_ext, params=r.params)
+    tau = tau - _reference_element_forces(r)
     system = np.hstack([np.eye(r.model.nv)[:, list(split.active)], g.T])
     x = np.linalg.solve(system, tau)
     n = len(split.active)
@@ -555,14 +572,14 @@ register(Kernel(
     "actuator forces and λ of closed loops: M q̈ + C = B u + Gᵀλ at a consistent q̈",
     ("q", "v", "a"),
     (Output("tau_act", lambda c: (len(_actuation(c).active),),
-            "actuator forces and torques, N and N·m, of the actuated joints: those "
-            "Options.actuated names, in its order, else the model's actuators or its ground "
-            "joints, in model order"),
+            "actuator forces and torques, N and N·m, of the actuated joints (beyond what "
+            "the model's force elements apply): those Options.actuated names, in its order, "
+            "else the model's actuators or its ground joints, in model order"),
      Output("lam", lambda c: (c.loop_rank,),
             "constraint forces λ of the independent loop rows (Gᵀλ in joint space)")),
     _with_context(lambda d, c: dict(zip(("tau_act", "lam"), constrained.inverse_dynamics(
         d.b, _tree(d), d.get("v"), d.get("a"), d.loop_rows, d.loop_keep, _actuation(c),
-        d.get("f_ext")), strict=True))),
+        d.get("f_ext"), _element_forces(d)), strict=True))),
     reference=_actuated_inverse_reference, comparison="system", takes_forces=True,
     loops=True, default=False,
     doc="Not a default kernel: it needs the actuated joints (Options.actuated, the model's "
@@ -589,6 +606,13 @@ register(Kernel(
 ))
 
 
+#: Dynamics kernels of the spanning tree, which take joint torques and leave a model's
+#: force elements out (the closed-loop dynamics kernels add them: :mod:`.element_forces`).
+WITHOUT_ELEMENTS = frozenset({
+    "inverse_dynamics", "bias_forces", "gravity_forces", "forward_dynamics",
+    "forward_dynamics_aba", "forward_dynamics_ltdl", "energy"})
+
+
 class TreeFormulation:
     """The tree formulation for :func:`symgen.generate.generate` (options:
     :class:`symgen.generate.Options`). A per-frame kernel gives one program per frame; a
@@ -605,13 +629,6 @@ class TreeFormulation:
         options.check()
 
     def context(self, model: Model, options) -> TreeContext:
-        if model.force_elements:
-            import warnings
-
-            names = ", ".join(e.name for e in model.force_elements)
-            warnings.warn(f"model {model.name!r}: the tree kernels leave out the force "
-                          f"elements ({names}): they take joint torques as inputs; the "
-                          "natural-coordinate kernels include them", stacklevel=3)
         frames = tuple(options.frames) if options.frames is not None else default_frames(model)
         check_frames(model, frames)
         frames = tuple(dict.fromkeys(frames))  # a frame named twice gives one program
@@ -655,6 +672,16 @@ class TreeFormulation:
 
     def finish(self, kernel_set, context: TreeContext) -> None:
         model = context.model
+        without = sorted({k for k in kernel_set.kernel_of.values() if k in WITHOUT_ELEMENTS})
+        if model.force_elements and without:
+            import warnings
+
+            names = ", ".join(e.name for e in model.force_elements)
+            warnings.warn(f"model {model.name!r}: {', '.join(without)} leave out the force "
+                          f"elements ({names}): the spanning tree's dynamics take joint "
+                          "torques as inputs; constrained_forward_dynamics, "
+                          "constrained_inverse_dynamics and the natural-coordinate kernels "
+                          "include them", stacklevel=3)
         kernel_set.sizes = [
             ("NQ", model.nq, "length of q"),
             ("NV", model.nv, "length of v, a, tau"),

@@ -35,15 +35,14 @@ from functools import cache
 
 import numpy as np
 import pytest
+from loop_mapping import natural_map, relative_error
 from paths import EXAMPLES
 
 import symgen
 from symgen import reference as ref
 from symgen.formulations.natural import lagrange_accelerations
-from symgen.formulations.natural.planar import PlanarModeller
 from symgen.loops import LoopClosure
 from symgen.natural import NaturalOptions
-from symgen.reference.spatial import skew
 
 MODELS = ["four_bar", "slider_crank", "rssr", "bricard"]
 SEED, PERTURBATION, SAMPLES = 0, 0.2, 4
@@ -80,33 +79,6 @@ def states(name: str) -> list[tuple[np.ndarray, np.ndarray]]:
         tangent = vt[int(np.sum(sigma > 1e-8 * sigma[0])):].T
         out.append((q, tangent @ rng.normal(size=tangent.shape[1])))
     return out
-
-
-def natural_map(model, nm, q, v) -> tuple[np.ndarray, np.ndarray]:
-    """(B, b) with ṙ = B v and r̈ = B q̈ + b for the free natural coordinates."""
-    mod = nm.modeller
-    planar = isinstance(mod, PlanarModeller)
-    fk = ref.forward_kinematics(model, q)
-    rows, bias, bodies = [], [], {}
-    for e in mod.points if planar else mod.entities:
-        if e.fixed:
-            continue
-        body = model.body_names[e.body if planar else e.owner]
-        if body not in bodies:
-            jac = ref.frame_jacobian(model, q, body)
-            bodies[body] = jac, ref.frame_jacobian_dot_v(model, q, v, body), jac[:3] @ v
-        jac, jdv, omega = bodies[body]
-        lever = fk[body][:3, :3] @ (np.append(e.local, 0.0) if planar else e.local)
-        is_point = planar or e.kind == "p"
-        rows.append(-skew(lever) @ jac[:3] + (jac[3:] if is_point else 0.0))
-        bias.append(np.cross(jdv[:3], lever) + np.cross(omega, np.cross(omega, lever))
-                    + (jdv[3:] if is_point else 0.0))
-    k = 2 if planar else 3
-    return np.vstack([r[:k] for r in rows]), np.concatenate([c[:k] for c in bias])
-
-
-def relative_error(x, y) -> float:
-    return float(np.max(np.abs(np.asarray(x) - y))) / max(1.0, float(np.max(np.abs(y))))
 
 
 def condition(matrix: np.ndarray, rank: int) -> float:

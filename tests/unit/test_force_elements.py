@@ -148,12 +148,15 @@ def test_fixed_joint_merging_and_locks_reattach_the_elements():
 
 def test_tree_generation_warns_that_it_leaves_the_elements_out(tmp_path):
     model = symgen.load(with_forces(tmp_path, "four_bar", FOUR_BAR_FORCES))
-    with pytest.warns(UserWarning, match=r"\(pull, hinge, motor\).*natural") as caught:
-        symgen.generate(model, ["mass_matrix"])
+    with pytest.warns(UserWarning, match=r"inverse_dynamics leave out the force elements "
+                      r"\(pull, hinge, motor\).*constrained_forward_dynamics.*natural") as caught:
+        symgen.generate(model, ["mass_matrix", "inverse_dynamics"])
     assert len([w for w in caught if "force elements" in str(w.message)]) == 1
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        symgen.generate(symgen.load(EXAMPLES / "four_bar.yaml"), ["mass_matrix"])
+        symgen.generate(symgen.load(EXAMPLES / "four_bar.yaml"), ["inverse_dynamics"])
+        # kernels that include the elements, or that no force enters, do not warn
+        symgen.generate(model, ["mass_matrix", "constrained_forward_dynamics"])
 
 
 @pytest.mark.parametrize(("text", "match"), [
