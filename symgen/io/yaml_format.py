@@ -51,7 +51,8 @@ JOINT_KEYS = (
     "limits",
     "armature",
 )
-LOOP_KEYS = ("name", "type", "parent", "child", "origin", "child_origin", "axis", "axis2", "pitch")
+LOOP_KEYS = ("name", "type", "parent", "child", "origin", "child_origin", "axis", "axis2", "pitch",
+             "cut")
 FRAME_KEYS = ("name", "body", "origin")
 COUPLING_KEYS = ("joint", "master", "ratio", "offset")
 #: Keys of each type of entry under ``forces`` (name and type are required for all).
@@ -543,6 +544,7 @@ class _YamlReader:
                 axis=axis,
                 axis2=axis2,
                 pitch=pitch,
+                cut=self.string(d, "cut", what, "declared"),
                 source=source,
             )
         else:

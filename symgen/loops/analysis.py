@@ -64,13 +64,17 @@ class LoopReport:
     #: K_α = Ū_α W_α (r_α × 6): the kept rows over the relative twist at the cut (None for a
     #: universal cut joint, whose W_α turns with the joint).
     constraint_rows: Array | None = None
+    #: The loop joint's ``cut``: "declared", or "minimal" (the model chose it, and may
+    #: have moved it: :func:`symgen.loops.minimal_cuts`).
+    cut_choice: str = "declared"
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "type": self.type, "nu": self.nu,
                 "chains": [list(self.chain_parent), list(self.chain_child)],
                 "motion_dims": list(self.motion_dims), "delta_dim": self.delta_dim,
                 "constraints_raw": self.raw, "constraints_kept": self.kept,
-                "selection": self.selection.tolist(), "cuts": dict(self.cuts)}
+                "selection": self.selection.tolist(), "cuts": dict(self.cuts),
+                "cut": self.cut_choice}
 
 
 @dataclass(frozen=True)
@@ -131,8 +135,10 @@ class LoopAnalysis:
                 lines.append("    U: [" + ", ".join(f"{x:+.6f}" for x in row) + "]")
             others = ", ".join(f"{k} r = {v}" for k, v in loop.cuts.items())
             best = min(loop.cuts.values(), default=loop.kept)
-            verdict = ("the declared cut is minimal" if loop.kept <= best
-                       else f"a cut with r = {best} would keep fewer")
+            minimal = "chosen with cut: minimal" if loop.cut_choice == "minimal" else \
+                "the declared cut is minimal"
+            verdict = (minimal if loop.kept <= best
+                       else f"a cut with r = {best} would keep fewer: cut: minimal moves it")
             lines.append(f"    cuts: {others} ({verdict})")
         lines.append(
             f"Total: {self.constraints_raw} raw constraints, {self.constraints_kept} kept by "
@@ -173,7 +179,8 @@ def _loop_report(closure: LoopClosure, cut: CutJoint, q: Array) -> LoopReport:
         cut.name, cut.type.value, cut.nv, tuple(names[b].name for b in chain_p),
         tuple(names[b].name for b in chain_c), (d1.shape[1], d2.shape[1]), rank(basis),
         6 - cut.nv, kept, u[:, :kept].T.copy(), cuts,
-        None if cut.type is JointType.UNIVERSAL else u[:, :kept].T @ w)
+        None if cut.type is JointType.UNIVERSAL else u[:, :kept].T @ w,
+        next(j.cut for j in closure.model.loop_joints if j.name == cut.name))
 
 
 def kept_rows(closure: LoopClosure, loops: tuple[LoopReport, ...], q: Array) -> Array:

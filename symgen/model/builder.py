@@ -96,6 +96,12 @@ class _RawJoint:
     child_placement: Transform
     source: SourceRef | None
     armature: tuple[Scalar, ...] | None = None
+    cut: str = "declared"
+
+
+#: The values of a loop joint's ``cut``: keep the declared cut, or let it move to the joint
+#: of the loop with the fewest independent constraints.
+CUT_CHOICES = ("declared", "minimal")
 
 
 class ModelBuilder:
@@ -236,11 +242,17 @@ class ModelBuilder:
         axis: Sequence[ValueLike] = (0.0, 0.0, 1.0),
         axis2: Sequence[ValueLike] = (0.0, 1.0, 0.0),
         pitch: ValueLike = 0.0,
+        cut: str = "declared",
         source: SourceRef | None = None,
     ) -> None:
         """Declare a joint that closes a kinematic loop. Its frame is at ``xyz``/``rpy`` in the
-        parent body frame and at ``child_xyz``/``child_rpy`` in the child body frame."""
+        parent body frame and at ``child_xyz``/``child_rpy`` in the child body frame.
+        ``cut="minimal"`` lets :meth:`build` move the loop's cut to the joint of the loop
+        with the fewest independent constraints (:func:`symgen.loops.minimal_cuts`)."""
         where = f"loop joint {name!r}"
+        if cut not in CUT_CHOICES:
+            raise ModelError(f"{where}: cut must be one of {', '.join(CUT_CHOICES)}; got "
+                             f"{cut!r}", source)
         child_pose = Transform.from_xyz_rpy(
             self._vec(child_xyz, where, source), self._vec(child_rpy, where, source)
         )
@@ -261,6 +273,7 @@ class ModelBuilder:
                 source,
             )
         )
+        self._loop_joints[-1].cut = cut
 
     def frame(
         self,
@@ -521,6 +534,10 @@ class ModelBuilder:
         check_generatable(model)
         check_spring_points(model, values)
         _check_moving_leaves(model, values)
+        if any(j.cut == "minimal" for j in model.loop_joints):
+            from ..loops.cuts import minimal_cuts  # numeric loop analysis: import on use
+
+            model = minimal_cuts(model)
         return model
 
     def _check_values(
@@ -627,6 +644,7 @@ class ModelBuilder:
             raw.limits,
             raw.child_placement,
             raw.source,
+            cut=raw.cut,
         )
         armature = armature_values(raw.armature, joint, raw.source, kind)
         if not armature:

@@ -109,7 +109,9 @@ class Joint:
     pose of the joint frame in the child body frame (a tree joint's child frame *is* its joint
     frame). ``armature`` is the rotor inertia reflected on each of the joint's velocity
     coordinates (``nv`` values, added to the diagonal of M as Pinocchio's ``model.armature``
-    and MuJoCo's ``armature``); empty means none.
+    and MuJoCo's ``armature``); empty means none. ``cut`` (loop joints only): "declared"
+    keeps the loop cut here; "minimal" lets the model move the cut to the joint of the loop
+    with the fewest independent constraints (:func:`symgen.loops.minimal_cuts`).
     """
 
     name: str
@@ -124,6 +126,7 @@ class Joint:
     child_placement: Transform = Transform()
     source: SourceRef | None = field(default=None, compare=False)
     armature: tuple[Scalar, ...] = ()
+    cut: str = "declared"
 
     @property
     def nq(self) -> int:
