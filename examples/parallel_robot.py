@@ -5,7 +5,7 @@ model whose ground joints are its actuators).
     python examples/parallel_robot.py [MODEL] [--duration 1] [--samples 50]
 
 Steps: the loop analysis (Müller 2014: kept and independent constraints, DOF); the kernels
-`loop_dependent_coordinates`, `loop_jacobian`, `loop_bias`, `constrained_inverse_dynamics`
+`dependent_coordinates`, `loop_jacobian`, `loop_bias`, `constrained_inverse_dynamics`
 and `constrained_forward_dynamics`, generated and compiled; then, for motor angles
 θ(t) = θ₀ + A sin(2π t / T), at each sample: the passive joints closed from the motors
 (dependent coordinates), the velocities and accelerations that satisfy the loop constraints
@@ -27,7 +27,7 @@ from symgen.loops import analyse_loops
 from symgen.loops.actuation import actuation
 
 MODELS = Path(__file__).resolve().parent / "models"
-KERNELS = ["loop_dependent_coordinates", "loop_constraints", "loop_jacobian", "loop_bias",
+KERNELS = ["dependent_coordinates", "loop_constraints", "loop_jacobian", "loop_bias",
            "constrained_inverse_dynamics", "constrained_forward_dynamics"]
 
 
@@ -64,7 +64,10 @@ def main() -> None:
     worst_torque, worst_error, worst_constraint, worst_phi = 0.0, 0.0, 0.0, 0.0
     for t in np.linspace(0.0, args.duration, args.samples):
         q[active] = theta0 + amplitude * np.sin(omega * t)
-        q = lib.loop_dependent_coordinates(q)  # close the loops from the previous sample
+        q, status = lib.dependent_coordinates(q)  # close the loops from the previous sample
+        if status[1] < 1e-8:
+            raise SystemExit(f"t = {t:.3f} s: the actuated joints lose control of the motion "
+                             f"(singular configuration: pivot ratio {status[1]:.1e})")
         worst_phi = max(worst_phi, float(np.max(np.abs(lib.loop_constraints(q)))))
         g = lib.loop_jacobian(q)[keep]
         v = constrained_rates(g, active, np.full(len(active), amplitude * omega

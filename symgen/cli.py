@@ -199,10 +199,11 @@ OP_COLUMNS = ("add", "mul", "div", "sqrt", "trig", "other", "total")
 )
 @click.option(
     "--fd-method",
-    metavar="auto|aba|ltdl",
+    metavar="auto|aba|ltdl|embedded|multipliers",
     default=None,
     help="With --ops: method of the forward_dynamics kernel: articulated body (aba), mass "
-    "matrix + LtDL solve (ltdl), or the cheaper (auto, the default).",
+    "matrix + LtDL solve (ltdl), or the cheaper (auto, the default); for a model with loop "
+    "joints, constraint embedding (embedded) or multipliers.",
 )
 @click.option(
     "--frame",
@@ -286,12 +287,14 @@ def info(
         forward_dynamics=fd_method or "auto",
         frames=_frames_option(model, frames),
     )
-    names = list(KERNELS)
+    skipped: list[str] = []
     if kernel_list is not None:
         names = [k.strip() for k in kernel_list.split(",") if k.strip()]
         if not names:
             raise SymgenError("--kernels names no kernel")
-    kernel_set = _derive_with_progress(model, names, options)
+        kernel_set = _derive_with_progress(model, names, options)
+    else:
+        kernel_set = _derive_catalogue(model, options, skipped)
     counts = {
         name: {key: int(value[key]) for key in OP_COLUMNS}
         for name, value in kernel_set.op_counts().items()
@@ -302,6 +305,30 @@ def info(
     click.echo(describe(model))
     click.echo()
     click.echo(_ops_table(kernel_set, counts))
+    for line in skipped:
+        click.echo(line)
+
+
+def _derive_catalogue(model, options, skipped: list[str]):
+    """Every kernel of the catalogue for ``model``: the default ones, then each other one
+    on its own, those that need what the model does not declare (e.g. actuated joints)
+    left out with one line in ``skipped``."""
+    default = [k for k, spec in KERNELS.items() if spec.default]
+    kernel_set = _derive_with_progress(model, default, options)
+    for name, spec in KERNELS.items():
+        if spec.default:
+            continue
+        try:
+            more = _derive_with_progress(model, [name], options)
+        except SymgenError as exc:
+            skipped.append(f"{name}: not derived ({exc})")
+            continue
+        kernel_set.programs.update(more.programs)
+        kernel_set.kernel_of.update(more.kernel_of)
+        kernel_set.frame_of.update(more.frame_of)
+        kernel_set.choices.update(more.choices)
+        kernel_set.alternatives.update(more.alternatives)
+    return kernel_set
 
 
 def _frames_option(model, frames: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -392,7 +419,9 @@ def _closing_line(kernel_set) -> str:
             lines.append(f"default {what}: {method} (the articulated-body recursion does not "
                          "apply to coupled joints)")
         elif requested == "auto":
-            methods = " and ".join(v.removeprefix(f"{name}_") for v in kernel.variants)
+            variants = kernel.loop_variants if kernel.loop_variants and \
+                kernel_set.model.loop_joints else kernel.variants
+            methods = " and ".join(v.removeprefix(f"{name}_") for v in variants)
             lines.append(f"default {what}: {method} (the cheaper of {methods})")
         else:
             lines.append(f"{what}: {method} (--fd-method {requested})")
@@ -431,8 +460,10 @@ def _generation_options(command):
         click.option("--partition", metavar="auto|always|never", default=None,
                      help="Split multi-DOF joints into 1-DOF hinges (default auto: the "
                      "cheaper per kernel)."),
-        click.option("--fd-method", metavar="auto|aba|ltdl", default=None,
-                     help="Method of forward_dynamics (default auto: fewer operations)."),
+        click.option("--fd-method", metavar="auto|aba|ltdl|embedded|multipliers",
+                     default=None,
+                     help="Method of forward_dynamics (default auto: fewer operations; "
+                     "embedded or multipliers for a model with loop joints)."),
         click.option("--frame", "frames", metavar="NAME", multiple=True,
                      help="Frame (or body) of the per-frame kernels; repeatable; 'all' for "
                      "every frame (default: the tips, e.g. feet and tool frames)."),

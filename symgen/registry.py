@@ -59,12 +59,20 @@ class Kernel:
     - ``pinocchio(query) -> {output: array} | None``: Pinocchio's value, where it has one;
     - ``variants``: for a kernel computed by the cheapest of several derivations, the
       registered kernels it may take its program from (``forward_dynamics``: ``aba`` or
-      ``ltdl``), chosen by an option of the formulation;
+      ``ltdl``), chosen by an option of the formulation; ``loop_variants`` replace them for
+      a model with loop joints (``forward_dynamics``: ``embedded`` or ``multipliers``);
+    - ``methods``: names of the derivation methods of one kernel (the target's
+      ``method``), each derived and the cheapest kept;
     - ``default``: generated when no kernel list is given;
     - ``tolerance``: the bound of :mod:`symgen.verify` against the peers when the default
       (1e-10) does not hold for the kernel's conditioning, with the reason in ``doc``;
       ``float_check``: whether a float build is compared with the double one;
     - ``loops``: derived only for a model with loop joints (the loop-closure kernels);
+      ``embedding``: derived only for a model with loop joints or couplings (the
+      constraint-embedding kernels); ``consistent``: compared by :mod:`symgen.verify` at
+      assembled configurations with velocities along the motion (G v = 0), where its
+      methods agree, and by relative error (also ``forward_dynamics`` of a model with loop
+      joints);
     - ``setup``: run once per initial condition (assembly), not per time step: its SIMD
       batch keeps the scalar loop (:mod:`symgen.backends.simd`), which spares the build the
       lane code of what is often the model's largest kernel.
@@ -84,11 +92,15 @@ class Kernel:
     uses_tree: bool = True
     default: bool = True
     variants: tuple[str, ...] = ()
+    loop_variants: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
     doc: str = ""
     tolerance: float | None = None
     float_check: bool = True
     setup: bool = False
     loops: bool = False
+    embedding: bool = False
+    consistent: bool = False
 
     @property
     def output(self) -> str:

@@ -59,7 +59,8 @@ def solve_error(actual, expected, mass_matrices) -> float:
 def random_states(ks: KernelSet, count: int, seed: int) -> list[dict]:
     """Random states: the formulation's own when it has them (natural coordinates:
     assembled configurations and consistent velocities), else q uniform on the joint
-    manifolds, v, a, tau and external forces standard normal, dt = 0.01, parameters at
+    manifolds, v, a, tau, external forces and the independent rates and accelerations of
+    the embedded kernels (``v_ind``, ``a_ind``) standard normal, dt = 0.01, parameters at
     their defaults."""
     formulation = registry.formulation(ks.formulation)
     own = getattr(formulation, "random_states", None)
@@ -69,9 +70,14 @@ def random_states(ks: KernelSet, count: int, seed: int) -> list[dict]:
     rng = np.random.default_rng(seed)
     params = [p.default for p in model.parameters]
     states = []
+    # other inputs (the independent rates and accelerations of the embedded kernels):
+    # standard normal of their declared size
+    others = {s.name: s.size for p in ks.programs.values() for s in p.inputs
+              if s.name in ("v_ind", "a_ind")}
     for _ in range(count):
         forces = {name: rng.normal(size=6) for name in model.body_names}
-        states.append({
+        extra = {name: rng.normal(size=size) for name, size in sorted(others.items())}
+        states.append({**extra,
             "q": ref.random_configuration(model, rng),
             "v": rng.normal(size=model.nv),
             "a": rng.normal(size=model.nv),
@@ -82,6 +88,28 @@ def random_states(ks: KernelSet, count: int, seed: int) -> list[dict]:
             "f_ext": np.array([forces[n] for n in model.body_names]).reshape(-1, 6),
         })
     return states
+
+
+def consistent_states(ks: KernelSet, states: list[dict]) -> list[dict]:
+    """``states`` at assembled configurations of a model with loop joints (the loop
+    analysis' samples along the motion, in turn) with v projected onto the null space of
+    the independent loop rows, v − Gᵀ(GGᵀ)⁻¹G v: the states where the closed-loop forward
+    dynamics methods agree (registry ``consistent``)."""
+    from .loops import LoopClosure, kept_rows
+    from .loops.analysis import _samples
+
+    analysis = ks.context.loops
+    closure = LoopClosure(ks.model)
+    configurations = _samples(closure, analysis.loops, analysis.reference,
+                              np.random.default_rng(0))
+    rows = list(analysis.rows)
+    out = []
+    for i, state in enumerate(states):
+        q = configurations[i % len(configurations)]
+        g = kept_rows(closure, analysis.loops, q)[rows]
+        v = np.asarray(state["v"], float)
+        out.append({**state, "q": q, "v": v - g.T @ np.linalg.solve(g @ g.T, g @ v)})
+    return out
 
 
 def reference_value(ks: KernelSet, name: str, state: Mapping[str, object]) -> np.ndarray:
@@ -150,7 +178,8 @@ def pinocchio_peer(ks: KernelSet, from_source: bool = True) -> PinocchioPeer | N
             return None
         query = PinocchioQuery(pin, br.pin_model, br.data, br, state,
                                ks.options.external_forces)
-        return dict(kernel.pinocchio(query))
+        value = kernel.pinocchio(query)
+        return None if value is None else dict(value)
 
     return PinocchioPeer(value, which)
 
@@ -246,14 +275,17 @@ def verify_compiled(lib, states: list[dict], float_lib=None, pinocchio_from_sour
     else:
         report.notes.append(f"Pinocchio model: {peer.model}")
     masses: list[np.ndarray] | None = None
+    all_states = states
     for name, program in ks.programs.items():
         kernel = registry.get(ks.kernel_of[name])
+        consistent = kernel.consistent or bool(kernel.loop_variants and ks.model.loop_joints)
+        states = consistent_states(ks, all_states) if consistent else all_states
         inputs = _batched(states, [s.name for s in program.inputs])
         outputs = [s.name for s in program.output_specs]
         got = lib[name](**inputs)
         got = dict(zip(outputs, got if len(outputs) > 1 else (got,), strict=True))
         error = relative_error
-        if kernel.comparison == "solve":
+        if kernel.comparison == "solve" and not consistent:
             if masses is None:
                 masses = [ref.mass_matrix(ks.model, s["q"], params=s.get("params_dict"))
                           for s in states]
@@ -328,6 +360,7 @@ __all__ = [
     "PinocchioPeer",
     "Report",
     "check_compiled",
+    "consistent_states",
     "pinocchio_peer",
     "random_states",
     "reference_value",

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..expr import ONE, Expr, esum
+from ..expr import ONE, Expr, Less, esum, select
 from ..model import JointType, Model, SymgenError
 from ..program import ProgramBuilder
 from ..spatial import (
@@ -55,12 +55,42 @@ from ..spatial import (
 )
 from . import dense
 from .integrate import integrate
-from .kinematics import frame_pose, jacobian_columns, world_poses
-from .recursions import acceleration_pass, accumulate, motion_pass
-from .tree import CutFrames, SymbolicTree, build_tree
+from .kinematics import jacobian_columns
+from .recursions import acceleration_pass, accumulate, motion_pass, root_acceleration
+from .tree import CutFrames, FrameRef, SymbolicTree, build_tree
 
 TURNING = (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.CYLINDRICAL, JointType.PLANAR)
 RIGID = (JointType.PRISMATIC, JointType.FIXED)
+
+
+def _base(tree: SymbolicTree, cut: CutFrames) -> int:
+    """The loop's lowest common ancestor hinge (-1: the root): the frame its kinematics is
+    taken relative to (a loop's rows, expressed in F_P, do not depend on the motion of what
+    carries the loop)."""
+    up_p = tree.ancestors(cut.parent.hinge) if cut.parent.hinge >= 0 else []
+    up_c = set(tree.ancestors(cut.child.hinge)) if cut.child.hinge >= 0 else set()
+    return next((h for h in up_p if h in up_c), -1)
+
+
+def loop_poses(b: ProgramBuilder, tree: SymbolicTree, cut: CutFrames) -> dict[int, Pose]:
+    """Poses of the loop's chain hinges relative to its base hinge (:func:`_base`; the
+    base itself at the identity), base to tip: ``T(k) = T(℘(k)) · X(k)⁻¹``."""
+    base = _base(tree, cut)
+    chain = []
+    for end in (cut.parent.hinge, cut.child.hinge):
+        h = end
+        while h != base and h >= 0:
+            chain.append(h)
+            h = tree.hinges[h].parent
+    poses: dict[int, Pose] = {base: Pose()}
+    for h in sorted(set(chain)):
+        poses[h] = (poses[tree.hinges[h].parent] * Pose.of(tree.hinges[h].X)).emit(b)
+    return poses
+
+
+def _frame(b: ProgramBuilder, poses: dict[int, Pose], frame: FrameRef) -> Pose:
+    """Pose of a frame fixed on a hinge, relative to the loop's base."""
+    return (poses[frame.hinge] * Pose(frame.R, frame.p)).emit(b)
 
 
 def _check(cut: CutFrames) -> None:
@@ -77,11 +107,11 @@ def _rows(b: ProgramBuilder, k: np.ndarray, x: Sequence[Expr]) -> list[Expr]:
 
 def constraints(b: ProgramBuilder, tree: SymbolicTree, rows: Sequence[np.ndarray]) -> list[Expr]:
     """Φ(q): K_α e of every loop (module documentation), stacked."""
-    poses = world_poses(b, tree)
     out: list[Expr] = []
     for cut, k in zip(tree.cuts, rows, strict=True):
         _check(cut)
-        fp, fc = frame_pose(b, poses, cut.parent), frame_pose(b, poses, cut.child)
+        poses = loop_poses(b, tree, cut)
+        fp, fc = _frame(b, poses, cut.parent), _frame(b, poses, cut.child)
         r = emit_mat(b, mat_mul(transpose(fp.R), fc.R))
         p = emit_vec(b, mat_t_vec(fp.R, sub(fc.p, fp.p)))
         if cut.type is JointType.UNIVERSAL:  # (p, a₁·(R a₂) − a₁·a₂)
@@ -102,11 +132,11 @@ def constraints(b: ProgramBuilder, tree: SymbolicTree, rows: Sequence[np.ndarray
 def jacobian(b: ProgramBuilder, tree: SymbolicTree, rows: Sequence[np.ndarray]
              ) -> list[list[Expr]]:
     """G(q) (Σ r_α × nv): K_α Ad⁻¹_{F_P}(±J_j) for the hinges j on the two chains."""
-    poses = world_poses(b, tree)
     out: list[list[Expr]] = []
     for cut, k in zip(tree.cuts, rows, strict=True):
         _check(cut)
-        fp = frame_pose(b, poses, cut.parent)
+        poses = loop_poses(b, tree, cut)
+        fp = _frame(b, poses, cut.parent)
         n = _universal_normal(b, poses, cut) if cut.type is JointType.UNIVERSAL else None
         g = [[ZERO] * tree.nv for _ in range(len(k))]
         up_p = tree.ancestors(cut.parent.hinge) if cut.parent.hinge >= 0 else []
@@ -123,30 +153,32 @@ def jacobian(b: ProgramBuilder, tree: SymbolicTree, rows: Sequence[np.ndarray]
     return out
 
 
-def _in_frame(b: ProgramBuilder, poses: list[Pose], to_frame: Transform,
-              values: list[Motion], hinge: int) -> Motion:
-    """A hinge's motion vector (in hinge coordinates) in the frame ``to_frame`` maps the
-    world to (zero for the root)."""
-    if hinge < 0:
-        return Motion()
-    world = (poses[hinge].transform().inv @ values[hinge]).emit(b)
-    return (to_frame @ world).emit(b)
+def _in_frame(b: ProgramBuilder, poses: dict[int, Pose], to_frame: Transform,
+              values: list[Motion], hinge: int, root_value: Motion) -> Motion:
+    """A hinge's motion vector (in hinge coordinates; ``root_value`` for the root) in the
+    frame ``to_frame`` maps the loop's base frame to."""
+    local = root_value if hinge < 0 else values[hinge]
+    return (to_frame @ (poses[hinge].transform().inv @ local).emit(b)).emit(b)
 
 
 def bias(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
          rows: Sequence[np.ndarray]) -> list[Expr]:
-    """Ġ q̇: K_α [X(A_C − A_P) − (X V_P) × X(V_C − V_P)], X = Ad⁻¹_{F_P}, A at q̈ = 0."""
+    """Ġ q̇: K_α [X(A_C − A_P) − (X V_P) × X(V_C − V_P)], X = Ad⁻¹_{F_P}, A at q̈ = 0.
+    The accelerations include gravity (the root's [0; −g], as the Newton-Euler pass of the
+    dynamics kernels has them, which the program then shares): a uniform field, it cancels
+    in A_C − A_P."""
     vel = motion_pass(b, tree, v)
-    acc = acceleration_pass(b, tree, vel, None, Motion())
-    poses = world_poses(b, tree)
+    a_root = root_acceleration(tree, gravity=True)
+    acc = acceleration_pass(b, tree, vel, None, a_root)
     out: list[Expr] = []
     for cut, k in zip(tree.cuts, rows, strict=True):
         _check(cut)
-        to_cut = frame_pose(b, poses, cut.parent).transform()
-        v_p, v_c = (_in_frame(b, poses, to_cut, vel.V, cut.parent.hinge),
-                    _in_frame(b, poses, to_cut, vel.V, cut.child.hinge))
-        a_p, a_c = (_in_frame(b, poses, to_cut, acc, cut.parent.hinge),
-                    _in_frame(b, poses, to_cut, acc, cut.child.hinge))
+        poses = loop_poses(b, tree, cut)
+        to_cut = _frame(b, poses, cut.parent).transform()
+        v_p, v_c = (_in_frame(b, poses, to_cut, vel.V, cut.parent.hinge, Motion()),
+                    _in_frame(b, poses, to_cut, vel.V, cut.child.hinge, Motion()))
+        a_p, a_c = (_in_frame(b, poses, to_cut, acc, cut.parent.hinge, a_root),
+                    _in_frame(b, poses, to_cut, acc, cut.child.hinge, a_root))
         relative = (v_c - v_p).emit(b)
         raw = (a_c - a_p - v_p.cross(relative)).emit(b)
         if cut.type is JointType.UNIVERSAL:  # W·raw + Ẇ·twist, Ẇ's row ṅ = (ω × R a₂) × a₁
@@ -160,13 +192,13 @@ def bias(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
     return out
 
 
-def _turned_axis(b: ProgramBuilder, poses: list[Pose], cut: CutFrames) -> Vec3:
+def _turned_axis(b: ProgramBuilder, poses: dict[int, Pose], cut: CutFrames) -> Vec3:
     """R a₂: a universal cut joint's second axis (in F_C) in F_P."""
-    fp, fc = frame_pose(b, poses, cut.parent), frame_pose(b, poses, cut.child)
+    fp, fc = _frame(b, poses, cut.parent), _frame(b, poses, cut.child)
     return emit_vec(b, mat_t_vec(fp.R, mat_vec(fc.R, cut.axis2)))
 
 
-def _universal_normal(b: ProgramBuilder, poses: list[Pose], cut: CutFrames) -> Vec3:
+def _universal_normal(b: ProgramBuilder, poses: dict[int, Pose], cut: CutFrames) -> Vec3:
     """n = (R a₂) × a₁, the row of W that a universal cut's turning part takes."""
     return emit_vec(b, cross(_turned_axis(b, poses, cut), cut.axis))
 
@@ -181,7 +213,8 @@ ASSEMBLY_DAMPING = 1e-12
 def assemble(b: ProgramBuilder, model: Model, q: Sequence[Expr], params: Sequence[Expr],
              rows: Sequence[np.ndarray], keep: Sequence[int], snap: float,
              iterations: int = ASSEMBLY_ITERATIONS,
-             columns: Sequence[int] | None = None) -> list[Expr]:
+             columns: Sequence[int] | None = None,
+             status: list[Expr] | None = None) -> list[Expr]:
     """Close the loops from the guess q: ``iterations`` damped Gauss-Newton steps on the
     independent rows, Δq = −Gᵀ(G Gᵀ + δI)⁻¹ Φ (the least-norm correction), applied on the
     configuration manifold (q ⊕ Δq: quaternion joints stay unit). With ``columns`` (velocity
@@ -202,7 +235,9 @@ def assemble(b: ProgramBuilder, model: Model, q: Sequence[Expr], params: Sequenc
         damp = b.emit(ASSEMBLY_DAMPING * esum([normal[i][i] for i in range(m)]))
         normal = [[b.emit(normal[i][j] + damp) if i == j else normal[i][j] for j in range(m)]
                   for i in range(m)]
-        w = dense.solve(b, dense.ldlt(b, normal), phi)
+        factor = dense.ldlt(b, normal)
+        normal_pivots = list(factor.inv_d)
+        w = dense.solve(b, factor, phi)
         n = model.nv if columns is None else len(columns)
         step = [b.emit(-esum([g[i][k] * w[i] for i in range(m)])) for k in range(n)]
         if columns is not None:
@@ -216,19 +251,50 @@ def assemble(b: ProgramBuilder, model: Model, q: Sequence[Expr], params: Sequenc
             for name, vs in model.v_slices.items():  # the joints with coordinates
                 if not moving & set(range(model.nv)[vs]):
                     q[model.q_slices[name]] = start[model.q_slices[name]]
+    if status is not None:
+        tree = build_tree(model, b, q, params, snap=snap)
+        phi_all = constraints(b, tree, rows)
+        status.append(_largest(b, [_magnitude(b, phi_all[i]) for i in keep]))
+        # pivots d_i = 1/inv_d_i: min d / max d = min(1/inv_d) · min(inv_d)
+        status.append(b.emit(_smallest(b, [ONE / x for x in normal_pivots])
+                             * _smallest(b, normal_pivots)) if normal_pivots else ONE)
     return list(q)
+
+
+def _magnitude(b: ProgramBuilder, x: Expr) -> Expr:
+    return b.emit(select(Less(x, ZERO), -x, x))
+
+
+def _largest(b: ProgramBuilder, xs: Sequence[Expr]) -> Expr:
+    out = xs[0] if xs else ZERO
+    for x in xs[1:]:
+        out = b.emit(select(Less(out, x), x, out))
+    return out
+
+
+def _smallest(b: ProgramBuilder, xs: Sequence[Expr]) -> Expr:
+    out = xs[0]
+    for x in xs[1:]:
+        out = b.emit(select(Less(x, out), x, out))
+    return out
 
 
 def dependent_coordinates(b: ProgramBuilder, model: Model, q: Sequence[Expr],
                           params: Sequence[Expr], rows: Sequence[np.ndarray],
                           keep: Sequence[int], dependent: Sequence[int], snap: float,
-                          iterations: int = ASSEMBLY_ITERATIONS) -> list[Expr]:
+                          iterations: int = ASSEMBLY_ITERATIONS) -> dict[str, list[Expr]]:
     """The dependent coordinates from the independent ones: q with its joints of the velocity
     coordinates ``dependent`` solved to close the loops (from their values in q as the
     guess), the other joints held: :func:`assemble` on the columns G_D of the dependent
     coordinates, Δq_D = −G_Dᵀ(G_D G_Dᵀ + δI)⁻¹Φ, which is Newton's step −G_D⁻¹Φ (damped by
-    δ) when G_D is square and regular (Options.actuated, docs/loops.md)."""
-    return assemble(b, model, q, params, rows, keep, snap, iterations, columns=dependent)
+    δ) when G_D is square and regular (Options.actuated, docs/loops.md). Outputs
+    ``q_closed`` and ``status``: [largest |Φ| left, smallest pivot of G_D G_Dᵀ relative to
+    the largest] (the second near 0: the independent coordinates no longer determine the
+    motion, a singular configuration)."""
+    status: list[Expr] = []
+    q_closed = assemble(b, model, q, params, rows, keep, snap, iterations, columns=dependent,
+                        status=status)
+    return {"q_closed": q_closed, "status": status}
 
 
 __all__ = ["ASSEMBLY_DAMPING", "ASSEMBLY_ITERATIONS", "assemble", "bias", "constraints",

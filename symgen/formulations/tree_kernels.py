@@ -22,7 +22,15 @@ from ..loops.actuation import actuation, independent_coordinates
 from ..model import Model, SymgenError
 from ..program import Program, ProgramBuilder
 from ..registry import Kernel, Output, get, register, register_formulation
-from . import articulated, constrained, kinematics, loop_constraints, ltdl, recursions
+from . import (
+    articulated,
+    constrained,
+    embedded,
+    kinematics,
+    loop_constraints,
+    ltdl,
+    recursions,
+)
 from .element_forces import element_forces
 from .integrate import integrate
 from .tree import SNAP_TOLERANCE, SymbolicTree, build_tree, has_partitionable
@@ -46,11 +54,16 @@ INPUT_DOCS = {
     "the body frame, moment about the body-frame origin",
     "dt": "time step (1), s",
     "params": "runtime parameters, in the model's declaration order",
+    "v_ind": "rates of the independent coordinates (the embedding's; docs/loops.md)",
+    "a_ind": "accelerations of the independent coordinates",
 }
 
 
-def input_shape(model: Model, name: str) -> tuple[int, ...]:
-    """Shape of tree input ``name`` for ``model``."""
+def input_shape(model: Model, name: str, independent: int = 0) -> tuple[int, ...]:
+    """Shape of tree input ``name`` for ``model`` (``independent``: the number of
+    independent coordinates, for ``v_ind`` and ``a_ind``)."""
+    if name in ("v_ind", "a_ind"):
+        return (independent,)
     return {
         "q": (model.nq,),
         "v": (model.nv,),
@@ -88,6 +101,14 @@ class TreeContext:
 
         return analyse_loops(self.model)
 
+    @cached_property
+    def embedding(self) -> Any:
+        """The aggregates and independent coordinates of the constraint embedding
+        (:func:`symgen.loops.embedding.embedding`)."""
+        from ..loops.embedding import embedding
+
+        return embedding(self.model, self.loops, self.actuated)
+
     @property
     def loop_rows(self) -> tuple[np.ndarray, ...]:
         """K_α = Ū_α W_α of every loop joint (the rows the loop kernels keep); Ū_α alone
@@ -121,6 +142,7 @@ class TreeTarget:
     name: str
     frame: str | None = None
     partition: bool = False
+    method: str = ""
 
 
 @dataclass
@@ -139,6 +161,7 @@ class Derivation:
     loop_rows: tuple[np.ndarray, ...] = ()
     loop_keep: tuple[int, ...] = ()
     snap: float = SNAP_TOLERANCE
+    method: str = ""
 
     def get(self, name: str) -> list[Expr] | None:
         return self.inputs.get(name)
@@ -166,14 +189,16 @@ def tree_program(values: Values) -> Callable[[TreeContext, TreeTarget, Kernel], 
             names.append("f_ext")
         if model.parameters:
             names.append("params")
-        sym = {n: b.input(n, input_shape(model, n), INPUT_DOCS[n]) for n in names}
+        sym = {n: b.input(n, input_shape(model, n, _independent_count(ctx, n)), INPUT_DOCS[n])
+               for n in names}
         tree = None
         if kernel.uses_tree:
             tree = build_tree(model, b, sym["q"], sym.get("params", ()),
                               partition=target.partition, snap=ctx.snap)
         d = Derivation(b, tree, sym, target.frame, ctx.jacobian_reference, model,
-                       ctx.pose_names, *((ctx.loop_rows, ctx.loop_keep) if kernel.loops
-                                         else ((), ())), ctx.snap)
+                       ctx.pose_names, *((ctx.loop_rows, ctx.loop_keep)
+                                         if kernel.loops or kernel.embedding else ((), ())),
+                       ctx.snap, target.method)
         result = values(d)
         by_name = result if isinstance(result, Mapping) else {kernel.output: result}
         for out in kernel.outputs:
@@ -181,6 +206,11 @@ def tree_program(values: Values) -> Callable[[TreeContext, TreeTarget, Kernel], 
         return b.build()
 
     return derive
+
+
+def _independent_count(ctx: TreeContext, name: str) -> int:
+    """The number of independent coordinates when input ``name`` needs it."""
+    return len(ctx.embedding.independent) if name in ("v_ind", "a_ind") else 0
 
 
 def _flat(rows: Sequence[Sequence[Expr]]) -> list[Expr]:
@@ -357,10 +387,16 @@ register(Kernel(
 
 
 def _forward_dynamics_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    """The tree's forward dynamics; with loop joints, the constrained accelerations (at
+    consistent states, where every method agrees: :func:`_consistent_reference`)."""
+    if r.model.loop_joints:
+        return _consistent_reference(r)
     return {"a": _ref().forward_dynamics(r.model, r.q, r.v, r.tau, r.f_ext, params=r.params)}
 
 
-def _forward_dynamics_pinocchio(p: PinocchioQuery) -> dict[str, np.ndarray]:
+def _forward_dynamics_pinocchio(p: PinocchioQuery) -> dict[str, np.ndarray] | None:
+    if p.bridge.model.loop_joints:  # Pinocchio's is the spanning tree's
+        return None
     return {"a": p.v_out(p.bridge.forward_dynamics(p.q, p.vector("v"), p.vector("tau"),
                                                    p.forces))}
 
@@ -378,6 +414,9 @@ register(Kernel(
     reference=_forward_dynamics_reference, pinocchio=_forward_dynamics_pinocchio,
     comparison="solve", takes_forces=True,
     variants=("forward_dynamics_aba", "forward_dynamics_ltdl"),
+    loop_variants=("forward_dynamics_embedded", "forward_dynamics_multipliers"),
+    doc="For a model with loop joints it closes the loops: the cheaper of "
+    "forward_dynamics_embedded and forward_dynamics_multipliers (docs/loops.md).",
 ))
 register(Kernel(
     "forward_dynamics_aba", FORMULATION,
@@ -567,6 +606,13 @@ def _actuated_inverse_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
     return {"tau_act": x[:n], "lam": x[n:], "system": system}
 
 
+def _consistent_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    """q̈ of the closed loops at a consistent state (G v = 0): the saddle-point solve of
+    :func:`_constrained_reference`. The embedded and multiplier forward dynamics agree
+    there (elsewhere the embedding replaces v by X v_R)."""
+    return {"a": _constrained_reference(r)["a"]}
+
+
 register(Kernel(
     "constrained_inverse_dynamics", FORMULATION,
     "actuator forces and λ of closed loops: M q̈ + C = B u + Gᵀλ at a consistent q̈",
@@ -587,12 +633,16 @@ register(Kernel(
     "G a + Ġ v = 0, for constrained_forward_dynamics(q, v, B u) to return it.",
 ))
 register(Kernel(
-    "loop_dependent_coordinates", FORMULATION,
+    "dependent_coordinates", FORMULATION,
     "dependent coordinates from the independent ones: Newton on the loop constraints",
     ("q",),
-    _one("q_closed", lambda c: (c.model.nq,),
-         "configuration (nq): the independent joints of q, the others solved to close the "
-         "loops from their values in q"),
+    (Output("q_closed", lambda c: (c.model.nq,),
+            "configuration (nq): the independent joints of q, the others solved to close the "
+            "loops from their values in q"),
+     Output("status", lambda c: (2,),
+            "[largest |Φ| of the independent loop rows left, smallest pivot of G_D G_Dᵀ "
+            "relative to the largest]: near 0, the independent coordinates no longer "
+            "determine the motion (singular configuration)")),
     _with_context(lambda d, c: loop_constraints.dependent_coordinates(
         d.b, d.model, d.get("q"), d.get("params") or (), d.loop_rows, d.loop_keep,
         independent_coordinates(c.model, c.loops, c.actuated).passive, d.snap)),
@@ -603,6 +653,182 @@ register(Kernel(
     "check either: verify's random independent coordinates often admit no closed "
     "configuration (outside the workspace), where Newton does not converge and the float "
     "and double iterations part.",
+))
+
+
+# ---------------------------------------------------------------- constraint embedding
+def _embedding_map(d: Derivation, c: TreeContext, v_ind: Sequence[Expr] | None
+                   ) -> embedded.Embedding:
+    """X_S of every aggregate at the configuration of ``d`` and, given ``v_ind``, the full
+    rates and Ẋ_S θ̇_R (:func:`.embedded.embedding_map`)."""
+    tree = _tree(d)
+    return embedded.embedding_map(d.b, tree, c.loop_rows,
+                                  embedded.nodes(tree, c.embedding, c.loop_keep),
+                                  c.embedding.independent, v_ind)
+
+
+def _plus_elements(d: Derivation, tau: Sequence[Expr], v: Sequence[Expr]) -> list[Expr]:
+    """τ + Q(q, q̇): the joint forces and the model's force elements."""
+    forces = element_forces(d.b, _tree(d), d.get("q"), v, d.get("params") or (), d.snap)
+    if forces is None:
+        return list(tau)
+    return [d.b.emit(t + f) for t, f in zip(tau, forces, strict=True)]
+
+
+#: The derivations of embedded forward dynamics: the embedded articulated-body recursion
+#: and the reduced mass matrix (:mod:`.embedded`); the cheaper is kept.
+EMBEDDED_METHODS = ("aba", "reduced")
+
+
+def _embedded_solve(d: Derivation, emb: embedded.Embedding) -> tuple[list[Expr], list[Expr]]:
+    """(θ̈_R, θ̈) by the derivation method ``d.method``."""
+    tau = _plus_elements(d, d.get("tau"), emb.v)
+    solve = embedded.reduced_forward_dynamics if d.method == "reduced" \
+        else embedded.forward_dynamics
+    return solve(d.b, _tree(d), emb, tau, d.get("f_ext"))
+
+
+def _embedded_forward(d: Derivation, c: TreeContext) -> dict[str, list[Expr]]:
+    emb = _embedding_map(d, c, d.get("v_ind"))
+    a_ind, a = _embedded_solve(d, emb)
+    return {"a_ind": a_ind, "v": emb.v, "a": a}
+
+
+def _embedded_inverse(d: Derivation, c: TreeContext) -> dict[str, list[Expr]]:
+    emb = _embedding_map(d, c, d.get("v_ind"))
+    forces = element_forces(d.b, _tree(d), d.get("q"), emb.v, d.get("params") or (), d.snap)
+    tau_ind, a = embedded.inverse_dynamics(d.b, _tree(d), emb, d.get("a_ind"), d.get("f_ext"),
+                                           forces)
+    return {"tau_ind": tau_ind, "a": a}
+
+
+def _embedded_forward_full(d: Derivation, c: TreeContext) -> list[Expr]:
+    """``forward_dynamics`` of a model with loops by embedding: q̈ from (q, v, τ), the
+    independent entries of v taken as θ̇_R."""
+    v = d.get("v")
+    return _embedded_solve(d, _embedding_map(d, c, [v[i] for i in c.embedding.independent]))[1]
+
+
+def _numeric_embedding(r: ReferenceQuery, v_ind) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(X, θ̇, Ẋθ̇_R) at the state of ``r``, numerically: G and Ġq̇ of the numeric loop
+    closure in the independent rows, X = [−G_D⁻¹G_R; I] over the dependent coordinates D
+    and the independent ones R (numpy solves; no symbolic code)."""
+    emb = r.context.embedding
+    nv = r.model.nv
+    ind = list(emb.independent)
+    dep = [i for i in range(nv) if i not in ind]
+    x = np.zeros((nv, len(ind)))
+    x[ind, range(len(ind))] = 1.0
+    v = np.zeros(nv)
+    xdot_v = np.zeros(nv)
+    if r.model.loop_joints:
+        keep = list(r.context.loops.rows)
+        g = _loop_reference(r)["G"][keep]
+        x[dep] = -np.linalg.solve(g[:, dep], g[:, ind])
+    if v_ind is not None:
+        v = x @ np.asarray(v_ind, float)
+        if r.model.loop_joints and dep:
+            from ..loops import LoopClosure
+
+            closure = LoopClosure(r.model, r.params)
+            gamma = np.concatenate([u.selection @ b for u, b in zip(
+                r.context.loops.loops, closure.biases(r.q, v), strict=True)])[keep]
+            xdot_v[dep] = -np.linalg.solve(g[:, dep], gamma)
+    return x, v, xdot_v
+
+
+def _embedded_forward_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    """a_R = (XᵀMX)⁻¹ Xᵀ(τ + Q − C − M Ẋθ̇_R) with the reference M, C and force elements:
+    the projection of the tree's equations onto the independent coordinates (Jain 2009,
+    §2.7's check), solved densely."""
+    ref = _ref()
+    x, v, xdot_v = _numeric_embedding(r, r.state["v_ind"])
+    m = ref.mass_matrix(r.model, r.q, params=r.params)
+    c = ref.inverse_dynamics(r.model, r.q, v, np.zeros(r.model.nv), f_ext=r.f_ext,
+                             params=r.params)
+    q_el = _reference_forces_at(r, v)
+    a_ind = np.linalg.solve(x.T @ m @ x, x.T @ (r.tau + q_el - c - m @ xdot_v))
+    return {"a_ind": a_ind, "v": v, "a": x @ a_ind + xdot_v}
+
+
+def _reference_forces_at(r: ReferenceQuery, v: np.ndarray) -> np.ndarray:
+    from ..reference.forces import element_forces as reference_forces
+
+    return reference_forces(r.model, r.q, v, params=r.params)
+
+
+def _embedded_inverse_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    """T_R = Xᵀ(ID(q, θ̇, X a_R + Ẋθ̇_R) − Q) with the reference inverse dynamics."""
+    x, v, xdot_v = _numeric_embedding(r, r.state["v_ind"])
+    a = x @ np.asarray(r.state["a_ind"], float) + xdot_v
+    tau = _ref().inverse_dynamics(r.model, r.q, v, a, r.f_ext, params=r.params)
+    return {"tau_ind": x.T @ (tau - _reference_forces_at(r, v)), "a": a}
+
+
+def _embedded_mass_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    x, _, _ = _numeric_embedding(r, None)
+    return {"M": x.T @ _ref().mass_matrix(r.model, r.q, params=r.params) @ x}
+
+
+def _n_ind(c: TreeContext) -> tuple[int, ...]:
+    return (len(c.embedding.independent),)
+
+
+_EMBEDDING_DOC = ("The independent coordinates: Options.actuated when valid, else chosen "
+                  "at generation by pivoting G at the reference configuration "
+                  "(docs/loops.md, 'Constraint embedding').")
+
+register(Kernel(
+    "embedded_forward_dynamics", FORMULATION,
+    "forward dynamics in the independent coordinates by the embedded articulated-body "
+    "recursion (constraint embedding)",
+    ("q", "v_ind", "tau"),
+    (Output("a_ind", _n_ind, "accelerations of the independent coordinates"),
+     Output("v", _nv, "joint velocity (nv) of every coordinate: θ̇ = X θ̇_R"),
+     Output("a", _nv, _ACC + ": θ̈ = X θ̈_R + Ẋ θ̇_R")),
+    _with_context(_embedded_forward), reference=_embedded_forward_reference,
+    takes_forces=True, embedding=True, default=False, methods=EMBEDDED_METHODS,
+    doc=_EMBEDDING_DOC,
+))
+register(Kernel(
+    "embedded_inverse_dynamics", FORMULATION,
+    "generalized forces of the independent coordinates T_R = Xᵀ T (constraint embedding)",
+    ("q", "v_ind", "a_ind"),
+    (Output("tau_ind", _n_ind, "generalized forces of the independent coordinates (the "
+            "actuator forces when they are the actuated joints)"),
+     Output("a", _nv, _ACC + ": θ̈ = X θ̈_R + Ẋ θ̇_R")),
+    _with_context(_embedded_inverse), reference=_embedded_inverse_reference,
+    takes_forces=True, embedding=True, default=False, doc=_EMBEDDING_DOC,
+))
+register(Kernel(
+    "embedded_mass_matrix", FORMULATION,
+    "mass matrix of the independent coordinates Xᵀ M X (constraint embedding)", ("q",),
+    _one("M", lambda c: _n_ind(c) * 2, "Xᵀ M X (independent × independent, row-major)"),
+    _with_context(lambda d, c: _flat(embedded.reduced_mass_matrix(
+        d.b, _tree(d), _embedding_map(d, c, None)))),
+    reference=_embedded_mass_reference, embedding=True, default=False, doc=_EMBEDDING_DOC,
+))
+
+
+register(Kernel(
+    "forward_dynamics_embedded", FORMULATION,
+    "forward dynamics of the closed loops by constraint embedding (v consistent: its "
+    "independent entries are used)",
+    ("q", "v", "tau"), _one("a", _nv, _ACC + " satisfying the loop constraints"),
+    _with_context(_embedded_forward_full), reference=_consistent_reference,
+    takes_forces=True, loops=True, embedding=True, default=False, methods=EMBEDDED_METHODS,
+    consistent=True, doc=_EMBEDDING_DOC,
+))
+register(Kernel(
+    "forward_dynamics_multipliers", FORMULATION,
+    "forward dynamics of the closed loops with multipliers (q̈ of "
+    "constrained_forward_dynamics)",
+    ("q", "v", "tau"), _one("a", _nv, _ACC + " satisfying the loop constraints"),
+    _with_context(lambda d, c: constrained.forward_dynamics(
+        d.b, _tree(d), d.get("v"), d.get("tau"), d.loop_rows, d.loop_keep, d.get("f_ext"),
+        c.baumgarte, _element_forces(d))[0]),
+    reference=_consistent_reference, takes_forces=True, loops=True, default=False,
+    consistent=True,
 ))
 
 
@@ -639,6 +865,8 @@ class TreeFormulation:
     def frames(self, kernel: Kernel, context: TreeContext) -> list[str | None]:
         if kernel.loops and not context.model.loop_joints:
             return []  # the loop-closure kernels of a model without loop joints: none
+        if kernel.embedding and not (context.model.loop_joints or context.model.coupled):
+            return []  # nothing to embed
         if kernel.name in ARTICULATED and context.model.coupled:
             return []  # the articulated-body recursion needs one hinge per DOF
         return list(context.frames) if kernel.per_frame else [None]
@@ -651,10 +879,16 @@ class TreeFormulation:
             partitions = {"auto": [False, True], "always": [True], "never": [False]}[
                 options.partition]
         methods = [kernel]
-        if kernel.variants:
+        variants = kernel.loop_variants if kernel.loop_variants and model.loop_joints \
+            else kernel.variants
+        if variants:
             choice = getattr(options, kernel.name, "auto")
-            methods = [get(v) for v in kernel.variants
+            methods = [get(v) for v in variants
                        if choice == "auto" or v == f"{kernel.name}_{choice}"]
+            if not methods:
+                known = ", ".join(v.removeprefix(f"{kernel.name}_") for v in variants)
+                raise SymgenError(f"{kernel.name}='{choice}' does not apply to model "
+                                  f"{model.name!r} (choose auto or one of {known})")
             if model.coupled:  # the articulated-body recursion needs one hinge per DOF
                 methods = [m for m in methods if m.name not in ARTICULATED]
                 if not methods:
@@ -662,12 +896,21 @@ class TreeFormulation:
                                       f"{kernel.name}='{choice}' does not apply to them "
                                       "(use 'ltdl' or 'auto')")
         out = []
+        failures = []
         for method in methods:
-            for partition in partitions:
-                program = method.derive(context, TreeTarget(name, frame, partition), method)
-                label = _label(kernel.name, method.name, partition,
-                               len(partitions) > 1 or partition)
-                out.append((label, program))
+            for way in method.methods or ("",):
+                for partition in partitions:
+                    target = TreeTarget(name, frame, partition, way)
+                    try:
+                        program = method.derive(context, target, method)
+                    except SymgenError as exc:  # e.g. no embedding: the other methods
+                        failures.append(exc)
+                        continue
+                    label = _label(kernel.name, method.name, partition,
+                                   len(partitions) > 1 or partition, way)
+                    out.append((label, program))
+        if not out and failures:
+            raise failures[0]
         return out
 
     def finish(self, kernel_set, context: TreeContext) -> None:
@@ -690,10 +933,13 @@ class TreeFormulation:
         ]
 
 
-def _label(kernel: str, method: str, partition: bool, mention_partition: bool) -> str:
+def _label(kernel: str, method: str, partition: bool, mention_partition: bool,
+           way: str = "") -> str:
     parts = []
     if method != kernel:
         parts.append(method.removeprefix(f"{kernel}_"))
+    if way:
+        parts.append(way)
     if mention_partition:
         parts.append("partitioned" if partition else "unpartitioned")
     return ", ".join(parts)

@@ -12,7 +12,7 @@ from .kinematics import REFERENCES
 from .tree import SNAP_TOLERANCE
 
 PARTITION_CHOICES = ("auto", "always", "never")
-FD_METHODS = ("auto", "aba", "ltdl")
+FD_METHODS = ("auto", "aba", "ltdl", "embedded", "multipliers")
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,9 @@ class Options:
     - ``partition``: split multi-DOF joints into 1-DOF sub-hinges (Jain, *Partitioning*):
       ``"auto"`` derives each kernel both ways and keeps the one with fewer operations.
     - ``forward_dynamics``: method of the ``forward_dynamics`` kernel, ``"aba"``
-      (articulated body), ``"ltdl"`` (mass matrix + sparse LᵀDL) or ``"auto"`` (fewer ops).
+      (articulated body), ``"ltdl"`` (mass matrix + sparse LᵀDL) or ``"auto"`` (fewer ops);
+      for a model with loop joints, whose ``forward_dynamics`` closes the loops,
+      ``"embedded"`` (constraint embedding), ``"multipliers"`` or ``"auto"``.
     - ``frames``: frames (or bodies) of the per-frame kernels; default: the tips of the
       model (:func:`default_frames`); ``tuple(model.frame_names)`` for every frame.
       forward_kinematics reports every body and frame.
@@ -32,9 +34,9 @@ class Options:
     - ``snap``: rotation/axis entries within this of 0 or ±1 are taken as exact.
     - ``actuated``: the actuated joints of a model with loop joints (tree joints, by name),
       for ``constrained_inverse_dynamics`` and as the independent coordinates of
-      ``loop_dependent_coordinates``; default: the joints the model's ``actuator`` force
-      elements drive, else its ground joints when they have as many DOF as the mechanism
-      (docs/loops.md).
+      ``dependent_coordinates`` and of the constraint embedding; default: the joints the
+      model's ``actuator`` force elements drive, else its ground joints when they have as
+      many DOF as the mechanism (docs/loops.md).
     - ``baumgarte``: (α, β) in 1/s, Baumgarte's stabilisation of
       ``constrained_forward_dynamics``, G q̈ = −Ġq̇ − 2α G q̇ − β² Φ; None (default): off.
     """

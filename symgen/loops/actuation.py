@@ -1,7 +1,7 @@
 """Actuated and independent coordinates of a closed-loop model, chosen and checked at
 generation: the actuated joints of ``constrained_inverse_dynamics`` (declared by
 ``Options.actuated``, the model's actuators or its ground joints) and the independent
-coordinates of ``loop_dependent_coordinates``. A choice is valid when the columns G_P of
+coordinates of ``dependent_coordinates``. A choice is valid when the columns G_P of
 the other (passive) coordinates of the independent loop rows are regular: then the
 actuated coordinates determine the motion (|A| = DOF, no singularity of the actuation).
 It is checked at the loop analysis' sampled assembled configurations; every failure is a
@@ -163,13 +163,13 @@ def actuation(model: Model, analysis: Any, option: tuple[str, ...] | None = None
 
 def independent_coordinates(model: Model, analysis: Any,
                             option: tuple[str, ...] | None = None) -> Split:
-    """The independent coordinates of ``loop_dependent_coordinates``: the actuated joints
+    """The independent coordinates of ``dependent_coordinates``: the actuated joints
     of :func:`actuation` when they are valid (``Options.actuated`` must be), else the joints
     left when the dependent coordinates are chosen by greedy column pivoting of G at the
     reference configuration (each the column farthest from the span of those chosen
-    before, multi-DOF joints always dependent), checked at every sampled configuration like
-    the actuated ones."""
-    what = "loop_dependent_coordinates"
+    before, the multi-DOF joints of the loops always dependent), checked at every sampled
+    configuration like the actuated ones."""
+    what = "dependent_coordinates"
 
     def make() -> Split:
         _regular_rows(model, analysis, what)
@@ -196,9 +196,10 @@ def independent_coordinates(model: Model, analysis: Any,
             residual[:] -= np.outer(residual @ e, e)
             chosen.append(d)
 
-        for vs in model.v_slices.values():
-            if len(range(model.nv)[vs]) > 1:
-                for d in range(model.nv)[vs]:
+        for vs in model.v_slices.values():  # multi-DOF joints in a loop: dependent
+            dofs = range(model.nv)[vs]
+            if len(dofs) > 1 and np.any(g[:, list(dofs)]):
+                for d in dofs:
                     take(d)
         if len(chosen) > len(analysis.rows):
             raise SymgenError(f"model {model.name!r}: more multi-DOF joint coordinates than "

@@ -1,6 +1,6 @@
 """Actuated inverse dynamics of closed loops (constrained_inverse_dynamics), Baumgarte's
 stabilisation of constrained_forward_dynamics (Options.baumgarte) and the dependent
-coordinates from the independent ones (loop_dependent_coordinates), compiled.
+coordinates from the independent ones (dependent_coordinates), compiled.
 
 States: assembled configurations along the motion (the loop analysis' random moves,
 symgen.loops.analysis._samples), velocities in the null space of G and accelerations with
@@ -35,7 +35,7 @@ from symgen.registry import Kernel, get
 from symgen.verify import random_states, verify_compiled
 
 KERNELS = ["loop_constraints", "loop_jacobian", "loop_bias", "constrained_forward_dynamics",
-           "constrained_inverse_dynamics", "loop_dependent_coordinates"]
+           "constrained_inverse_dynamics", "dependent_coordinates"]
 #: The strict flags of tests/build/test_c_build.py.
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror"]
 #: model factory and Options.actuated (None: the ground joints, which have the DOF)
@@ -48,7 +48,7 @@ MODELS = {
 }
 
 
-#: Models whose loop_dependent_coordinates is evaluated in Python rather than compiled:
+#: Models whose dependent_coordinates is evaluated in Python rather than compiled:
 #: the 3-PRRR's (8 Newton steps on 10 coordinates, 8400 operations) takes 3 s to compile.
 INTERPRETED = {"prrr"}
 
@@ -236,7 +236,7 @@ def test_generated_c_compiles_strictly(real, tmp_path):
 
 
 def _newton(model, analysis, q, dependent):
-    """The numeric counterpart of loop_dependent_coordinates: Newton steps on the dependent
+    """The numeric counterpart of dependent_coordinates: Newton steps on the dependent
     columns with the numeric loop closure (no symbolic code)."""
     closure = LoopClosure(model)
     selection = [loop.selection for loop in analysis.loops]
@@ -271,16 +271,22 @@ def test_dependent_coordinates_close_the_loops_from_near_guesses(name):
     # assembly branch of the same crank angle lies 0.2 rad away, and 0.05 rad reaches it.)
     model, ks, lib = built(name)
     split = independent_coordinates(model, ks.context.loops, ks.context.actuated)
-    interpreted = symgen.generate(model, ["loop_dependent_coordinates"], ks.options) \
+    interpreted = symgen.generate(model, ["dependent_coordinates"], ks.options) \
         if name in INTERPRETED else None
     rng = np.random.default_rng(14)
     for q, _, _ in _states(name, 14, 3):
         step = np.zeros(model.nv)
         step[list(split.passive)] = 0.01 * rng.normal(size=len(split.passive))
         guess = integrate(model, q, step, 1.0)
-        closed = (interpreted.evaluate("loop_dependent_coordinates", q=guess)["q_closed"]
-                  if interpreted else lib.loop_dependent_coordinates(guess))
+        closed, status = ((lambda out: (out["q_closed"], out["status"]))(
+            interpreted.evaluate("dependent_coordinates", q=guess))
+            if interpreted else lib.dependent_coordinates(guess))
         assert np.max(np.abs(lib.loop_constraints(closed))) <= 1e-10
+        # the status: the largest |Φ| of the independent rows left, and G_D regular
+        keep = list(ks.context.loops.rows)
+        assert status[0] == pytest.approx(np.max(np.abs(lib.loop_constraints(closed)[keep])),
+                                          abs=1e-15)
+        assert 1e-8 < status[1] <= 1.0
         for joint in split.joints:
             s = model.q_slices[joint]
             assert np.array_equal(closed[s], guess[s])
@@ -292,7 +298,7 @@ def test_dependent_coordinates_chosen_by_pivoting_without_a_declaration():
     # the four-bar declares no actuator and its ground joints have 2 DOF for 1: the
     # independent coordinate is chosen by pivoting G at the reference configuration
     model = symgen.load(EXAMPLES / "four_bar.yaml")
-    ks = symgen.generate(model, ["loop_dependent_coordinates"])
+    ks = symgen.generate(model, ["dependent_coordinates"])
     split = independent_coordinates(model, ks.context.loops)
     assert split.source == "chosen by pivoting G" and len(split.joints) == 1
     rng = np.random.default_rng(15)
@@ -300,5 +306,5 @@ def test_dependent_coordinates_chosen_by_pivoting_without_a_declaration():
         step = np.zeros(model.nv)
         step[list(split.passive)] = 0.01 * rng.normal(size=len(split.passive))
         guess = integrate(model, q, step, 1.0)
-        closed = ks.evaluate("loop_dependent_coordinates", q=guess)["q_closed"]
+        closed = ks.evaluate("dependent_coordinates", q=guess)["q_closed"]
         assert _close(closed, q, 1e-8)
