@@ -19,6 +19,8 @@ q = 0, so that each mechanism is assembled there:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from symgen.model import Model, ModelBuilder
@@ -140,3 +142,30 @@ def rsur_linkage() -> Model:
     b.loop_joint("u4", "universal", "coupler", "rocker", xyz=(1.5, 0.2, 0.4),
                  child_xyz=(0.0, 1.2, 0.4), axis=_unit((0, 1, 1)), axis2=(1.0, 0.0, 0.0))
     return b.build()
+
+
+def four_bar_chain(n: int) -> Model:
+    """``n`` planar four-bars in series (xy plane, gravity −9.81 along y): stage k has the
+    geometry of examples/models/four_bar.yaml (crank 0.1 m, coupler 0.5 m, rocker 0.4 m,
+    pivots 0.4 m apart, assembled at zero in a 3-4-5 triangle) in the frame of its base,
+    the ground for the first stage and the rocker of stage k − 1 after it: a chain of
+    local loops, one aggregate each (Jain 2009's setting), n DOF."""
+    b = ModelBuilder(f"four_bar_chain_{n}", root="ground", plane="xy",
+                     gravity=(0.0, -9.81, 0.0))
+    base = "ground"
+    tilt = math.atan2(3.0, 4.0) - math.pi / 2
+    for k in range(n):
+        for name, mass, length in (("crank", 0.2, 0.1), ("coupler", 0.5, 0.5),
+                                   ("rocker", 0.4, 0.4)):  # uniform rods along x
+            rod = mass * length**2 / 12
+            b.body(f"{name}{k}", mass=mass, com=(length / 2, 0.0, 0.0), inertia=(0.0, rod, rod))
+        b.joint(f"crank_joint{k}", "revolute", base, f"crank{k}", rpy=(0.0, 0.0, math.pi / 2))
+        b.joint(f"coupler_joint{k}", "revolute", f"crank{k}", f"coupler{k}",
+                xyz=(0.1, 0.0, 0.0), rpy=(0.0, 0.0, tilt))
+        b.joint(f"rocker_joint{k}", "revolute", base, f"rocker{k}", xyz=(0.4, 0.0, 0.0),
+                rpy=(0.0, 0.0, math.pi / 2))
+        b.loop_joint(f"coupler_rocker{k}", "revolute", f"coupler{k}", f"rocker{k}",
+                     xyz=(0.5, 0.0, 0.0), child_xyz=(0.4, 0.0, 0.0), child_rpy=(0.0, 0.0, tilt))
+        base = f"rocker{k}"
+    return b.build()
+

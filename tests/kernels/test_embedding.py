@@ -26,6 +26,7 @@ from functools import cache
 import numpy as np
 import pytest
 from loop_mapping import natural_map, relative_error
+from loop_mechanisms import four_bar_chain
 from paths import EXAMPLES
 
 import symgen
@@ -40,20 +41,26 @@ KERNELS = ["embedded_forward_dynamics", "embedded_inverse_dynamics", "embedded_m
            "constrained_forward_dynamics", "loop_jacobian", "forward_dynamics"]
 #: The Delta's natural-coordinate kernels take minutes to build (156 coordinates): its
 #: natural accelerations come from the numpy reference alone.
-COMPILED_NATURAL = ["four_bar", "slider_crank", "four_bar_knee", "five_bar"]
+COMPILED_NATURAL = ["four_bar", "slider_crank", "four_bar_knee", "five_bar", "four_bar_chain"]
 MODELS = [*COMPILED_NATURAL, "delta_robot"]
+
+
+def load(name: str) -> symgen.Model:
+    """An example model, or three four-bars in series (tests/loop_mechanisms.py)."""
+    return four_bar_chain(3) if name == "four_bar_chain" else \
+        symgen.load(EXAMPLES / f"{name}.yaml")
 
 
 @cache
 def built(name: str, options: symgen.Options | None = None):
-    model = symgen.load(EXAMPLES / f"{name}.yaml")
+    model = load(name)
     ks = symgen.generate(model, KERNELS, options)
     return model, ks, ks.compile(vectorize=None)
 
 
 @cache
 def natural(name: str):
-    model = symgen.load(EXAMPLES / f"{name}.yaml")
+    model = load(name)
     ks = symgen.generate(model, ["nc_accelerations"], options=NaturalOptions(baumgarte=0.0))
     nm = ks.context.nm
     return nm, (ks.compile(vectorize=None) if name in COMPILED_NATURAL else None)
@@ -75,7 +82,8 @@ def states(model, lib, keep, count: int = 3, seed: int = 0):
     return out
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", [*COMPILED_NATURAL,
+                                  pytest.param("delta_robot", marks=pytest.mark.slow)])
 def test_embedded_forward_dynamics_equals_multipliers_and_natural_coordinates(name):
     model, ks, lib = built(name)
     keep = list(ks.context.loops.rows)
