@@ -270,9 +270,14 @@ def info(
     _base_hint(model)
     if loops:
         from .loops import analyse_loops
+        from .loops.embedding import describe_embedding
 
         analysis = analyse_loops(model)
-        click.echo(json.dumps(analysis.as_dict(), indent=2) if as_json else analysis.text())
+        report, lines = describe_embedding(model, analysis)
+        if as_json:
+            click.echo(json.dumps({**analysis.as_dict(), "embedding": report}, indent=2))
+        else:
+            click.echo("\n".join([analysis.text(), *lines]))
         return
     if not ops:
         click.echo(describe(model))

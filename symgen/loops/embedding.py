@@ -203,4 +203,30 @@ def embedding(model: Model, analysis, actuated: tuple[str, ...] | None = None) -
     return Embedding(tuple(aggregates), split)
 
 
-__all__ = ["Aggregate", "Embedding", "embedding"]
+def describe_embedding(model: Model, analysis) -> tuple[dict, list[str]]:
+    """The constraint embedding of ``model`` for ``symgen info --loops``: (its JSON object,
+    its text lines). When the embedding is not available, the reason instead."""
+    try:
+        emb = embedding(model, analysis if model.loop_joints else None)
+    except SymgenError as exc:
+        return ({"available": False, "reason": str(exc)},
+                [f"Constraint embedding: not available ({exc})"])
+    names = [f"{j.name}" + (f"[{k}]" if j.nv > 1 else "")
+             for j in model.independent_joints for k in range(j.nv)]
+    lines = [f"Constraint embedding: {len(emb.aggregates)} aggregate(s), independent "
+             f"coordinates {', '.join(names[d] for d in emb.independent) or 'none'} "
+             f"({emb.split.source})"]
+    for agg in emb.aggregates:
+        closes = ", ".join([*(f"loop {n}" for n in agg.loops),
+                            *(f"coupling of {n}" for n in agg.coupled)])
+        lines.append(f"  [{', '.join(agg.joints)}] from {agg.parent}: {closes}; independent "
+                     f"{', '.join(names[d] for d in agg.independent) or 'none'}, dependent "
+                     f"{', '.join(names[d] for d in agg.dependent) or 'none'}")
+    report = {"available": True, "independent": [names[d] for d in emb.independent],
+              "aggregates": [a.as_dict() | {
+                  "independent": [names[d] for d in a.independent],
+                  "dependent": [names[d] for d in a.dependent]} for a in emb.aggregates]}
+    return report, lines
+
+
+__all__ = ["Aggregate", "Embedding", "describe_embedding", "embedding"]
