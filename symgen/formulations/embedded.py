@@ -2,7 +2,7 @@
 independent coordinates (Jain 2009, "Recursive algorithms using local constraint
 embedding", §4-5; Jain 2012, §6), on the aggregates of :mod:`symgen.loops.embedding`.
 
-**Embedding map** (Jain 2009, eq. 35-39). Per aggregate S, Y = the independent loop rows
+**EmbeddingMap map** (Jain 2009, eq. 35-39). Per aggregate S, Y = the independent loop rows
 restricted to S's velocity coordinates, split into the dependent columns Y₁ (square) and
 the independent ones Y₂: θ̇_S = X_S θ̇_R with X_S = [−Y₁⁻¹Y₂; I], and
 Ẋ_S θ̇_R = [−Y₁⁻¹ Ẏ θ̇_S; 0], where Ẏ θ̇_S is the loop bias Ġ q̇ of the same rows
@@ -82,11 +82,10 @@ def nodes(tree: SymbolicTree, embedding, keep: Sequence[int]) -> list[Node]:
     for agg in embedding.aggregates:
         members = {joint_index[name] for name in agg.joints}
         hinges = tuple(h for h, hinge in enumerate(tree.hinges) if hinge.joint in members)
-        parent_hinge = tree.hinges[hinges[0]].parent
-        while parent_hinge >= 0 and parent_hinge in hinges:
-            parent_hinge = tree.hinges[parent_hinge].parent
-        out.append(Node(hinges, parent_hinge, agg.dofs, agg.independent, agg.dependent,
-                        tuple(keep[i] for i in agg.rows), agg.pivots))
+        # the first hinge's parent, outside the aggregate: the node every top hinge hangs
+        # from (the aggregation condition)
+        out.append(Node(hinges, tree.hinges[hinges[0]].parent, agg.dofs, agg.independent,
+                        agg.dependent, tuple(keep[i] for i in agg.rows), agg.pivots))
     return out
 
 
@@ -131,7 +130,7 @@ def lu_solve(b: ProgramBuilder, f: LU, rhs: Sequence[Expr]) -> list[Expr]:
 
 
 @dataclass
-class Embedding:
+class EmbeddingMap:
     """The embedding map at one configuration: per node its X_S (rows: the node's DOFs in
     order, columns: its independent ones), the LU of Y₁, the full rates θ̇ and Ẋ_S θ̇_R."""
 
@@ -149,7 +148,7 @@ class Embedding:
 
 def embedding_map(b: ProgramBuilder, tree: SymbolicTree, rows: Sequence[np.ndarray],
                   node_list: list[Node], independent: Sequence[int],
-                  v_ind: Sequence[Expr] | None) -> Embedding:
+                  v_ind: Sequence[Expr] | None) -> EmbeddingMap:
     """X_S of every node and, given the independent rates ``v_ind`` (in the order of
     ``independent``), the full rates θ̇ and Ẋ_S θ̇_R (module documentation)."""
     g = loop_jacobian(b, tree, rows) if any(n.rows for n in node_list) else []
@@ -186,10 +185,10 @@ def embedding_map(b: ProgramBuilder, tree: SymbolicTree, rows: Sequence[np.ndarr
                 w = lu_solve(b, factor, [gamma[i] for i in node.rows])
                 for d, value in zip(node.dependent, w, strict=True):
                     xdot_v[d] = b.emit(-value)
-    return Embedding(node_list, xs, lus, v, xdot_v, tuple(independent))
+    return EmbeddingMap(node_list, xs, lus, v, xdot_v, tuple(independent))
 
 
-def project(b: ProgramBuilder, emb: Embedding, t: Sequence[Expr]) -> list[Expr]:
+def project(b: ProgramBuilder, emb: EmbeddingMap, t: Sequence[Expr]) -> list[Expr]:
     """T_R = Xᵀ T: the independent coordinates' share of the joint forces ``t``."""
     out = {d: t[d] for d in emb.independent}
     for node, x in zip(emb.nodes, emb.X, strict=True):
@@ -198,7 +197,7 @@ def project(b: ProgramBuilder, emb: Embedding, t: Sequence[Expr]) -> list[Expr]:
     return [out[d] for d in emb.independent]
 
 
-def expand(b: ProgramBuilder, emb: Embedding, a_ind: Sequence[Expr]) -> list[Expr]:
+def expand(b: ProgramBuilder, emb: EmbeddingMap, a_ind: Sequence[Expr]) -> list[Expr]:
     """θ̈ = X θ̈_R + Ẋ θ̇_R over every coordinate."""
     a: list[Expr] = [ZERO] * len(emb.v)
     for d, value in zip(emb.independent, a_ind, strict=True):
@@ -212,7 +211,7 @@ def expand(b: ProgramBuilder, emb: Embedding, a_ind: Sequence[Expr]) -> list[Exp
     return a
 
 
-def forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, emb: Embedding,
+def forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, emb: EmbeddingMap,
                      tau: Sequence[Expr], f_ext: Sequence[Expr] | None = None
                      ) -> tuple[list[Expr], list[Expr]]:
     """(θ̈_R, θ̈) by the embedded articulated-body recursion (module documentation); ``tau``
@@ -226,11 +225,12 @@ def forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, emb: Embedding,
          for h in hinges]
     single: dict[int, tuple] = {}
     grouped: dict[int, tuple] = {}
+    t_r = dict(zip(emb.independent, project(b, emb, tau), strict=True))  # T_R = X_Sᵀ T_S
     for k in reversed(range(len(hinges))):
         hinge = hinges[k]
         if k in owner:
             if k in top:
-                grouped[top[k]] = _aggregate_sweep(b, tree, emb, top[k], P, z, vel, tau)
+                grouped[top[k]] = _aggregate_sweep(b, tree, emb, top[k], P, z, vel, t_r)
             continue
         S, Pk = joint_map(hinge), P[k]
         U = ForceMap((Pk @ s).emit(b) for s in S)
@@ -280,11 +280,12 @@ def forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, emb: Embedding,
     return [a_ind[d] for d in emb.independent], qdd
 
 
-def _aggregate_sweep(b: ProgramBuilder, tree: SymbolicTree, emb: Embedding, n: int,
-                     P: list[ArticulatedInertia], z: list[Force], vel, tau: Sequence[Expr]
+def _aggregate_sweep(b: ProgramBuilder, tree: SymbolicTree, emb: EmbeddingMap, n: int,
+                     P: list[ArticulatedInertia], z: list[Force], vel, t_r: dict[int, Expr]
                      ) -> tuple[ForceMap, dense.LDLT, list[Expr]]:
     """One aggregate of the backward sweep: D, U, ε, and P⁺, z⁺ added to its parent
-    (module documentation). Returns (U, D factored, ε)."""
+    (module documentation); ``t_r`` the independent coordinates' T_R. Returns (U, D
+    factored, ε)."""
     node = emb.nodes[n]
     hinges = tree.hinges
     members = set(node.hinges)
@@ -310,9 +311,7 @@ def _aggregate_sweep(b: ProgramBuilder, tree: SymbolicTree, emb: Embedding, n: i
         y[k] = (P[k] @ bias[k] + z[k]).emit(b)
     d_mat = [[b.emit(esum([h_cols[k][r].dot(w[k][s]) for k in node.hinges]))
               for s in range(n_r)] for r in range(n_r)]
-    t_r = project(b, emb, tau)
-    eps_index = {d: i for i, d in enumerate(emb.independent)}
-    eps = [b.emit(t_r[eps_index[d]] - esum([h_cols[k][r].dot(y[k]) for k in node.hinges]))
+    eps = [b.emit(t_r[d] - esum([h_cols[k][r].dot(y[k]) for k in node.hinges]))
            for r, d in enumerate(node.independent)]
     for k in node.hinges:  # armature: T_d = Sᵀf + J θ̈_d on each DOF of the aggregate
         hinge = hinges[k]
@@ -355,7 +354,7 @@ def _aggregate_sweep(b: ProgramBuilder, tree: SymbolicTree, emb: Embedding, n: i
     return U, D_fac, eps
 
 
-def reduced_forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, emb: Embedding,
+def reduced_forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, emb: EmbeddingMap,
                              tau: Sequence[Expr], f_ext: Sequence[Expr] | None = None
                              ) -> tuple[list[Expr], list[Expr]]:
     """(θ̈_R, θ̈) from the reduced equations 𝓜_R θ̈_R = Xᵀ(T − 𝒞 − 𝓜 Ẋθ̇_R) (Jain 2009,
@@ -375,7 +374,7 @@ def reduced_forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, emb: Embeddi
     return a_ind, expand(b, emb, a_ind)
 
 
-def inverse_dynamics(b: ProgramBuilder, tree: SymbolicTree, emb: Embedding,
+def inverse_dynamics(b: ProgramBuilder, tree: SymbolicTree, emb: EmbeddingMap,
                      a_ind: Sequence[Expr], f_ext: Sequence[Expr] | None = None,
                      forces: Sequence[Expr] | None = None) -> tuple[list[Expr], list[Expr]]:
     """(T_R, θ̈): T_R = Xᵀ(T_S − Q) at θ̈ = X θ̈_R + Ẋ θ̇_R (module documentation)."""
@@ -386,7 +385,7 @@ def inverse_dynamics(b: ProgramBuilder, tree: SymbolicTree, emb: Embedding,
     return project(b, emb, tau), a
 
 
-def reduced_mass_matrix(b: ProgramBuilder, tree: SymbolicTree, emb: Embedding,
+def reduced_mass_matrix(b: ProgramBuilder, tree: SymbolicTree, emb: EmbeddingMap,
                         m: list[list[Expr]] | None = None) -> list[list[Expr]]:
     """𝓜_R = Xᵀ 𝓜 X (``m``, else 𝓜 by composite bodies, Featherstone 2008, Table 6.2)."""
     m = mass_matrix(b, tree) if m is None else m
@@ -414,6 +413,6 @@ def reduced_mass_matrix(b: ProgramBuilder, tree: SymbolicTree, emb: Embedding,
     return out
 
 
-__all__ = ["Embedding", "Node", "embedding_map", "expand", "forward_dynamics",
+__all__ = ["EmbeddingMap", "Node", "embedding_map", "expand", "forward_dynamics",
            "inverse_dynamics", "lu", "lu_solve", "nodes", "project", "reduced_forward_dynamics",
            "reduced_mass_matrix"]

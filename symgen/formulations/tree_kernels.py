@@ -658,7 +658,7 @@ register(Kernel(
 
 # ---------------------------------------------------------------- constraint embedding
 def _embedding_map(d: Derivation, c: TreeContext, v_ind: Sequence[Expr] | None
-                   ) -> embedded.Embedding:
+                   ) -> embedded.EmbeddingMap:
     """X_S of every aggregate at the configuration of ``d`` and, given ``v_ind``, the full
     rates and Ẋ_S θ̇_R (:func:`.embedded.embedding_map`)."""
     tree = _tree(d)
@@ -680,7 +680,7 @@ def _plus_elements(d: Derivation, tau: Sequence[Expr], v: Sequence[Expr]) -> lis
 EMBEDDED_METHODS = ("aba", "reduced")
 
 
-def _embedded_solve(d: Derivation, emb: embedded.Embedding) -> tuple[list[Expr], list[Expr]]:
+def _embedded_solve(d: Derivation, emb: embedded.EmbeddingMap) -> tuple[list[Expr], list[Expr]]:
     """(θ̈_R, θ̈) by the derivation method ``d.method``."""
     tau = _plus_elements(d, d.get("tau"), emb.v)
     solve = embedded.reduced_forward_dynamics if d.method == "reduced" \
