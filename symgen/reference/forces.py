@@ -29,20 +29,12 @@ from ..model import JointType, Model
 from ..model.elements import JointActuator, JointSpring, PointSpring
 from ._numeric import NumericModel, model_forces, prepare, tree_configuration, tree_rates
 from .integrate import neutral_configuration
-from .kinematics import TreeKinematics, tree_kinematics
+from .kinematics import TreeKinematics, _ancestors, tree_kinematics
 from .spatial import pose_to_inverse_motion_transform
 
 Array = np.ndarray
 #: Loop-joint types a joint spring or actuator may act on (their axis turns or slides).
 TURNING = (JointType.REVOLUTE, JointType.CONTINUOUS)
-
-
-def _ancestors(nm: NumericModel, body: int) -> list[int]:
-    out = []
-    while body >= 0:
-        out.append(body)
-        body = nm.parents[body]
-    return out
 
 
 def _point_jacobian(nm: NumericModel, tk: TreeKinematics, body: int, point: Array

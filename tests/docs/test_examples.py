@@ -54,3 +54,11 @@ def test_parallel_robot(tmp_path):
     phi = float(re.search(r"\|Phi\| ≤ ([0-9.e+-]+)", out).group(1))
     back = float(re.search(r"returns a to ([0-9.e+-]+)", out).group(1))
     assert phi < 1e-12 and back < 1e-10, out  # Newton closes to rounding; an exact inverse
+
+
+def test_minimal_coordinates(tmp_path):
+    out = run_example(tmp_path, "minimal_coordinates.py", "--duration", "0.2")
+    drift = float(re.search(r"relative ([0-9.e+-]+)\)", out).group(1))
+    residual = float(re.search(r"largest loop residual ([0-9.e+-]+)", out).group(1))
+    assert drift < 1e-6 and residual < 1e-10, out  # RK4 at 1 ms; loops closed by Newton
+    assert "independent: hip, knee_shank, ankle" in out, out

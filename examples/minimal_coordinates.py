@@ -1,0 +1,94 @@
+"""A leg with a four-bar knee simulated in minimal coordinates (constraint embedding).
+
+    python examples/minimal_coordinates.py [MODEL] [--duration 1] [--dt 1e-3]
+
+The constraint embedding (docs/loops.md, Jain 2009) works in the independent coordinates
+only: the state is (q_R, θ̇_R), here the hip, the knee's coupler and the ankle of
+examples/models/four_bar_knee.yaml (3 DOF of 5 joint coordinates). Each RK4 stage solves
+the dependent coordinates from the independent ones (``dependent_coordinates``: Newton
+seeded by the previous configuration, with a status that flags singular configurations)
+and takes θ̈_R from ``embedded_forward_dynamics``, which also returns the rates and
+accelerations of every joint. The leg falls from hip 0.5 rad under gravity, no torque: the
+script prints the energy drift, the largest loop-closure residual and the operation counts
+of the embedded and the multiplier forward dynamics (``forward_dynamics`` takes the
+cheaper).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+import symgen
+from symgen.loops import LoopClosure
+
+MODELS = Path(__file__).resolve().parent / "models"
+KERNELS = ["embedded_forward_dynamics", "dependent_coordinates", "loop_constraints", "energy",
+           "forward_dynamics"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("model", nargs="?", default=str(MODELS / "four_bar_knee.yaml"))
+    parser.add_argument("--duration", type=float, default=1.0, help="seconds (default 1)")
+    parser.add_argument("--dt", type=float, default=1e-3, help="RK4 step, s (default 1e-3)")
+    args = parser.parse_args()
+
+    model = symgen.load(args.model)
+    ks = symgen.generate(model, KERNELS)
+    lib = ks.compile()
+    emb = ks.context.embedding
+    ind = list(emb.independent)
+    names = [j.name for j in model.independent_joints]
+    print(f"{model.name}: {model.nv} joint coordinates, independent: "
+          f"{', '.join(names[d] for d in ind)} ({emb.split.source})")
+    for label, ops in ks.alternatives.get("forward_dynamics", {}).items():
+        print(f"  forward_dynamics by {label}: {ops} operations")
+    if any(j.nq != j.nv for j in model.independent_joints):
+        raise SystemExit("this example integrates q̇ = v: joints with quaternions need "
+                         "the integrate kernel")
+
+    q = np.zeros(model.nq)
+    if "hip" in model.q_slices:
+        q[model.q_slices["hip"]] = 0.5
+    q = LoopClosure(model).assemble(q)
+    zero = np.zeros(model.nv)
+
+    def close(q_guess: np.ndarray, q_ind: np.ndarray) -> np.ndarray:
+        q_new = q_guess.copy()
+        q_new[ind] = q_ind
+        q_new, status = lib.dependent_coordinates(q_new)
+        if status[1] < 1e-8:
+            raise SystemExit("singular configuration: the independent coordinates no longer "
+                             "determine the motion")
+        return q_new
+
+    def accel(q_full: np.ndarray, v_ind: np.ndarray) -> np.ndarray:
+        return lib.embedded_forward_dynamics(q_full, v_ind, zero)[0]
+
+    x, v = q[ind].copy(), np.zeros(len(ind))
+    e0 = float(np.sum(lib.energy(q, zero)))
+    drift, phi, h = 0.0, 0.0, args.dt
+    for _ in range(int(round(args.duration / h))):
+        k1 = accel(q, v)
+        q2 = close(q, x + 0.5 * h * v)
+        k2 = accel(q2, v + 0.5 * h * k1)
+        q3 = close(q2, x + 0.5 * h * (v + 0.5 * h * k1))
+        k3 = accel(q3, v + 0.5 * h * k2)
+        q4 = close(q3, x + h * (v + 0.5 * h * k2))
+        k4 = accel(q4, v + h * k3)
+        x = x + h / 6 * (6 * v + h * (k1 + k2 + k3))
+        v = v + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        q = close(q4, x)
+        _, v_full, _ = lib.embedded_forward_dynamics(q, v, zero)
+        drift = max(drift, abs(float(np.sum(lib.energy(q, v_full))) - e0))
+        phi = max(phi, float(np.max(np.abs(lib.loop_constraints(q)))))
+    print(f"{args.duration:g} s in {int(round(args.duration / h))} RK4 steps of {h:g} s: "
+          f"energy drift {drift:.2e} J (relative {drift / max(abs(e0), 1e-300):.1e}), "
+          f"largest loop residual {phi:.1e}")
+
+
+if __name__ == "__main__":
+    main()
