@@ -25,6 +25,7 @@ from ..registry import Kernel, Output, get, register, register_formulation
 from . import (
     articulated,
     constrained,
+    derivatives,
     embedded,
     kinematics,
     loop_constraints,
@@ -653,6 +654,100 @@ register(Kernel(
     "check either: verify's random independent coordinates often admit no closed "
     "configuration (outside the workspace), where Newton does not converge and the float "
     "and double iterations part.",
+))
+
+
+# ---------------------------------------------------------------- derivatives
+#: Step of the central differences of the numpy reference derivatives (relative error
+#: ~ h² |∂³f| + ε |f| / h ≈ 1e-10 on unit-scale states).
+DIFFERENCE_STEP = 1e-6
+#: verify's bound against that reference: the differences' truncation and rounding, over
+#: random states whose velocities reach a few rad/s (Pinocchio is compared to 1e-10).
+DIFFERENCE_TOLERANCE = 1e-6
+
+
+def _central_differences(r: ReferenceQuery, fn: Callable[[np.ndarray, np.ndarray],
+                                                          np.ndarray]) -> tuple[np.ndarray,
+                                                                                np.ndarray]:
+    """(∂f/∂q on the tangent space, ∂f/∂v) of ``fn(q, v)`` by central differences:
+    q ⊕ ±h eᵢ (the reference ``integrate``) and v ± h eᵢ."""
+    ref, h, nv = _ref(), DIFFERENCE_STEP, r.model.nv
+    q, v = np.asarray(r.q, float), np.asarray(r.v, float)
+    dq, dv = [], []
+    for e in np.eye(nv):
+        plus = ref.integrate(r.model, q, e, h, params=r.params)
+        minus = ref.integrate(r.model, q, e, -h, params=r.params)
+        dq.append((fn(plus, v) - fn(minus, v)) / (2 * h))
+        dv.append((fn(q, v + h * e) - fn(q, v - h * e)) / (2 * h))
+    return np.array(dq).T, np.array(dv).T
+
+
+def _id_derivatives_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    """Central differences of the reference inverse dynamics."""
+    ref = _ref()
+    dq, dv = _central_differences(r, lambda q, v: ref.inverse_dynamics(
+        r.model, q, v, r.a, r.f_ext, params=r.params))
+    return {"dtau_dq": dq, "dtau_dv": dv}
+
+
+def _fd_derivatives_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    """−M⁻¹ ∂ID/∂x at q̈ = FD(q, v, τ) (ID(q, v, FD(q, v, τ)) = τ differentiated), with
+    ∂ID/∂x by central differences of the reference inverse dynamics (better conditioned
+    than differences of forward dynamics, whose M⁻¹ amplifies them) and M⁻¹ for ∂q̈/∂τ."""
+    ref = _ref()
+    a = ref.forward_dynamics(r.model, r.q, r.v, r.tau, r.f_ext, params=r.params)
+    dq, dv = _central_differences(r, lambda q, v: ref.inverse_dynamics(
+        r.model, q, v, a, r.f_ext, params=r.params))
+    minv = np.linalg.inv(ref.mass_matrix(r.model, r.q, params=r.params))
+    return {"dqdd_dq": -minv @ dq, "dqdd_dv": -minv @ dv, "dqdd_dtau": minv}
+
+
+def _id_derivatives_pinocchio(p: PinocchioQuery) -> dict[str, np.ndarray]:
+    out = _with_forces(p.pin.computeRNEADerivatives, p, p.q, p.vector("v"), p.vector("a"))
+    return {"dtau_dq": p.bridge.matrix_from_pin(np.asarray(out[0])),
+            "dtau_dv": p.bridge.matrix_from_pin(np.asarray(out[1]))}
+
+
+def _fd_derivatives_pinocchio(p: PinocchioQuery) -> dict[str, np.ndarray]:
+    out = _with_forces(p.pin.computeABADerivatives, p, p.q, p.vector("v"), p.vector("tau"))
+    return {"dqdd_dq": p.bridge.matrix_from_pin(np.asarray(out[0])),
+            "dqdd_dv": p.bridge.matrix_from_pin(np.asarray(out[1])),
+            "dqdd_dtau": p.matrix_out(out[2])}
+
+
+def _derivative_program(values: Callable[[Derivation, TreeContext], Any]
+                        ) -> Callable[[TreeContext, TreeTarget, Kernel], Program]:
+    return _with_context(values)
+
+
+register(Kernel(
+    "inverse_dynamics_derivatives", FORMULATION,
+    "∂τ/∂q (tangent space) and ∂τ/∂v of inverse dynamics (∂τ/∂a = M)", ("q", "v", "a"),
+    (Output("dtau_dq", _nv_nv, "∂τ/∂q (nv × nv, row-major): columns along q ⊕ δ, δ in the "
+            "tangent space (docs/derivatives.md)"),
+     Output("dtau_dv", _nv_nv, "∂τ/∂v (nv × nv, row-major)")),
+    _derivative_program(lambda d, c: derivatives.inverse_dynamics_derivatives(
+        d.b, c, d.b.name, d.inputs)),
+    reference=_id_derivatives_reference, pinocchio=_id_derivatives_pinocchio,
+    takes_forces=True, uses_tree=False, default=False, tolerance=DIFFERENCE_TOLERANCE,
+    doc="The numpy reference is central differences (step 1e-6): verify bounds it by 1e-6; "
+    "Pinocchio's computeRNEADerivatives is compared to 1e-10.",
+))
+register(Kernel(
+    "forward_dynamics_derivatives", FORMULATION,
+    "∂q̈/∂q (tangent space), ∂q̈/∂v and ∂q̈/∂τ = M⁻¹ of forward dynamics",
+    ("q", "v", "tau"),
+    (Output("dqdd_dq", _nv_nv, "∂q̈/∂q (nv × nv, row-major), tangent space"),
+     Output("dqdd_dv", _nv_nv, "∂q̈/∂v (nv × nv, row-major)"),
+     Output("dqdd_dtau", _nv_nv, "∂q̈/∂τ = M⁻¹ (nv × nv, row-major)")),
+    _derivative_program(lambda d, c: derivatives.forward_dynamics_derivatives(
+        d.b, c, d.b.name, d.inputs, d.method)),
+    reference=_fd_derivatives_reference, pinocchio=_fd_derivatives_pinocchio,
+    takes_forces=True, uses_tree=False, default=False, tolerance=DIFFERENCE_TOLERANCE,
+    methods=("direct", "via_id"),
+    doc="Two derivations, the cheaper kept: the forward-dynamics program differentiated, "
+    "or −M⁻¹ ∂ID (docs/derivatives.md). The numpy reference is central differences "
+    "(step 1e-6, bound 1e-6); Pinocchio's computeABADerivatives is compared to 1e-10.",
 ))
 
 

@@ -1,0 +1,190 @@
+"""Forward-mode differentiation as a program transform (Griewank & Walther, *Evaluating
+Derivatives*, 2nd ed., SIAM 2008, ch. 3: the tangent propagation of a straight-line
+program).
+
+:func:`replay` re-emits a :class:`~symgen.program.Program` into another builder with its
+inputs replaced by expressions (so that programs compose: a configuration perturbed on its
+manifold, an acceleration computed by another program, ...) and, given the tangents of those
+inputs, emits the tangent of every temporary: for ``t = f(c₁, ..., cₖ)``,
+ṫ[d] = Σᵢ ∂f/∂cᵢ · ċᵢ[d] for every direction d, the partial derivatives of each node's rule
+(sum, product with integer powers, the C99 functions, selections) emitted once per node.
+Tangents are sparse (a direction reaches only what depends on it), zeros fold as the
+expressions are built, and the usual CSE and dead-code removal follow, so the derivative
+program keeps the structure of the original (a hinge's quantities depend on its ancestors'
+coordinates only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from .expr import (
+    ONE,
+    ZERO,
+    Add,
+    Call,
+    Elem,
+    Expr,
+    Less,
+    Mul,
+    Num,
+    Select,
+    Sym,
+    add_terms,
+    call,
+    esum,
+    mul_factors,
+    power,
+    select,
+    sqrt,
+)
+from .model import SymgenError
+from .program import Program, ProgramBuilder
+
+#: A tangent: direction index → derivative (absent directions are zero).
+Tangent = dict[int, Expr]
+
+
+class _Replay:
+    """The state of one replay: new values and tangents of the program's symbols."""
+
+    def __init__(self, b: ProgramBuilder, values: Mapping[str, Sequence[Expr]],
+                 tangents: Mapping[str, Sequence[Tangent]]) -> None:
+        self.b = b
+        self.values = values
+        self.tangents = tangents
+        self.env: dict[Sym, Expr] = {}
+        self.tan: dict[Sym, Tangent] = {}
+
+    def atom(self, s: Sym) -> tuple[Expr, Tangent]:
+        if isinstance(s, Elem):
+            seq = self.tangents.get(s.array)
+            return self.values[s.array][s.index], (seq[s.index] if seq is not None else {})
+        return self.env[s], self.tan.get(s, {})
+
+    def combine(self, parts: Sequence[tuple[Expr, Tangent]]) -> Tangent:
+        """Σᵢ pᵢ · ṫᵢ over the directions present, each emitted."""
+        directions: dict[int, list[Expr]] = {}
+        for partial, tangent in parts:
+            if partial is ZERO:
+                continue
+            for d, x in tangent.items():
+                directions.setdefault(d, []).append(partial * x)
+        out: Tangent = {}
+        for d, terms in directions.items():
+            value = self.b.emit(esum(terms))
+            if value is not ZERO:
+                out[d] = value
+        return out
+
+    def node(self, e: Expr) -> tuple[Expr, Tangent]:
+        """(new value, tangent) of expression ``e`` of the original program."""
+        b = self.b
+        if isinstance(e, Num):
+            return e, {}
+        if isinstance(e, Sym):
+            return self.atom(e)
+        if isinstance(e, Add):
+            kids = [self.node(base) for base, _ in e.terms]
+            value = add_terms(e.const, [(v, c) for (v, _), (_, c) in zip(kids, e.terms,
+                                                                        strict=True)])
+            return value, self.combine([(Num(c), t) for (_, t), (_, c) in zip(
+                kids, e.terms, strict=True)])
+        if isinstance(e, Mul):
+            kids = [self.node(base) for base, _ in e.factors]
+            vals = [(b.emit(v), n) for (v, _), (_, n) in zip(kids, e.factors, strict=True)]
+            value = mul_factors(e.coeff, vals)
+            parts = []
+            for i, ((v, n), (_, t)) in enumerate(zip(vals, kids, strict=True)):
+                if not t:
+                    continue
+                others = [(w, m) for j, (w, m) in enumerate(vals) if j != i]
+                partial = mul_factors(e.coeff * n, [*others, *([(v, n - 1)] if n != 1 else [])])
+                parts.append((b.emit(partial), t))
+            return value, self.combine(parts)
+        if isinstance(e, Call):
+            kids = [self.node(a) for a in e.args]
+            args = [b.emit(v) for v, _ in kids]
+            value = call(e.fn, *args)
+            if not any(t for _, t in kids):
+                return value, {}
+            partials = _call_partials(e.fn, args, b.emit(value))
+            return value, self.combine([(b.emit(p), t) for p, (_, t) in zip(
+                partials, kids, strict=True)])
+        if isinstance(e, Select):
+            cond, _ = self.node(e.cond)
+            if isinstance(cond, Less) and isinstance(cond.lhs, Num) and \
+                    isinstance(cond.rhs, Num):  # a decided branch: only it is evaluated
+                return self.node(e.then if cond.lhs.value < cond.rhs.value else e.other)
+            (then_v, then_t), (other_v, other_t) = self.node(e.then), self.node(e.other)
+            value = select(cond, b.emit(then_v), b.emit(other_v))  # type: ignore[arg-type]
+            tangent = {d: b.emit(select(cond, then_t.get(d, ZERO), other_t.get(d, ZERO)))  # type: ignore[arg-type]
+                       for d in set(then_t) | set(other_t)}
+            return value, {d: x for d, x in tangent.items() if x is not ZERO}
+        if isinstance(e, Less):
+            (lhs, _), (rhs, _) = self.node(e.lhs), self.node(e.rhs)
+            return Less(self.b.emit(lhs), self.b.emit(rhs)), {}
+        raise SymgenError(f"autodiff: no rule for {type(e).__name__}")
+
+
+def _call_partials(fn: str, args: list[Expr], value: Expr) -> list[Expr]:
+    """∂fn/∂argᵢ at ``args`` (``value`` = fn(args))."""
+    x = args[0]
+    if fn == "sin":
+        return [call("cos", x)]
+    if fn == "cos":
+        return [-call("sin", x)]
+    if fn == "tan":
+        return [ONE + value * value]
+    if fn == "asin":
+        return [power(sqrt(ONE - x * x), -1)]
+    if fn == "acos":
+        return [-power(sqrt(ONE - x * x), -1)]
+    if fn == "atan":
+        return [power(ONE + x * x, -1)]
+    if fn == "atan2":  # atan2(y, x)
+        y, x = args
+        r2 = power(x * x + y * y, -1)
+        return [x * r2, -(y * r2)]
+    if fn == "sqrt":
+        return [0.5 * power(value, -1)]
+    if fn == "fabs":
+        return [select(Less(x, ZERO), -ONE, ONE)]
+    if fn == "pow" and isinstance(args[1], Num):
+        return [args[1] * call("pow", x, Num(args[1].value - 1.0)), ZERO]
+    raise SymgenError(f"autodiff: no derivative for {fn} with these arguments")
+
+
+def replay(b: ProgramBuilder, program: Program, values: Mapping[str, Sequence[Expr]],
+           tangents: Mapping[str, Sequence[Tangent]] | None = None
+           ) -> tuple[dict[str, list[Expr]], dict[str, list[Tangent]]]:
+    """Emit ``program`` into ``b`` with its input arrays replaced by ``values`` (one
+    expression per element) and, given the ``tangents`` of some inputs (per element, a
+    sparse map direction → derivative), the tangents of its outputs. Returns (outputs,
+    output tangents), each by output name, flattened row-major."""
+    state = _Replay(b, values, tangents or {})
+    for sym, expr in program.assignments:
+        value, tangent = state.node(expr)
+        state.env[sym] = b.emit(value)
+        if tangent:
+            state.tan[sym] = tangent
+    outputs: dict[str, list[Expr]] = {}
+    out_tangents: dict[str, list[Tangent]] = {}
+    for spec, exprs in program.outputs:
+        pairs = [state.node(e) for e in exprs]
+        outputs[spec.name] = [b.emit(v) for v, _ in pairs]
+        out_tangents[spec.name] = [t for _, t in pairs]
+    return outputs, out_tangents
+
+
+def seeds(size: int, offset: int = 0) -> list[Tangent]:
+    """The tangents of an input that is its own direction: element i → {offset + i: 1}."""
+    return [{offset + i: ONE} for i in range(size)]
+
+
+def jacobian(tangents: Sequence[Tangent], directions: Sequence[int]) -> list[list[Expr]]:
+    """The rows (one per tangent) of the derivatives along ``directions``."""
+    return [[t.get(d, ZERO) for d in directions] for t in tangents]
+
+
+__all__ = ["Tangent", "jacobian", "replay", "seeds"]

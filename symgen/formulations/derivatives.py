@@ -1,0 +1,112 @@
+"""Derivatives of the dynamics with respect to the state, by differentiating the kernels'
+own programs (forward mode, :mod:`symgen.autodiff`).
+
+**Tangent space.** A configuration is perturbed on its manifold, q ⊕ δ (the ``integrate``
+program at v = δ, dt = 1), and derivatives are taken with respect to δ at δ = 0: for vector
+joints ∂/∂δ = ∂/∂q; for spherical and free joints δ is the body-frame rotation (and, for a
+free joint, body-frame translation) increment, as Pinocchio's derivatives are
+(Carpentier & Mansard, "Analytical derivatives of rigid body dynamics algorithms", RSS 2018,
+§II). Directions: δ (0 … nv − 1), v (nv … 2nv − 1), τ (2nv … 3nv − 1).
+
+**Inverse dynamics**: ∂τ/∂q and ∂τ/∂v are the tangents of the Newton-Euler program
+(∂τ/∂a = M, the ``mass_matrix`` kernel).
+
+**Forward dynamics**, two derivations (the cheaper is kept): the tangents of the forward
+dynamics program itself (``direct``), or through inverse dynamics (``via_id``):
+q̈ = FD(q, v, τ) satisfies ID(q, v, q̈) = τ, so ∂q̈/∂x = −M⁻¹ ∂ID/∂x for x = q, v and
+∂q̈/∂τ = M⁻¹ (Carpentier & Mansard 2018, eq. 7), with M⁻¹ from the ``mass_matrix_inverse``
+program and ∂ID/∂x at the computed q̈.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..autodiff import Tangent, jacobian, replay, seeds
+from ..expr import ONE, ZERO, Expr, esum
+from ..optimize import optimize
+from ..program import Program, ProgramBuilder
+
+
+def inner_program(context: Any, kernel: str, name: str) -> Program:
+    """The optimised program of registered kernel ``kernel`` for ``context`` (no frame, no
+    partitioning), to be replayed."""
+    from ..registry import get
+    from .tree_kernels import TreeTarget
+
+    spec = get(kernel)
+    return optimize(spec.derive(context, TreeTarget(f"{name}__{kernel}"), spec))
+
+
+def _pass_through(inputs: dict[str, list[Expr]], program: Program) -> dict[str, list[Expr]]:
+    """The inputs of ``program`` that are given as they are (f_ext, params)."""
+    return {s.name: inputs[s.name] for s in program.inputs if s.name in inputs}
+
+
+def perturbed_configuration(b: ProgramBuilder, context: Any, name: str,
+                            inputs: dict[str, list[Expr]]) -> tuple[list[Expr], list[Tangent]]:
+    """(q ⊕ δ at δ = 0, its tangents along δ): the ``integrate`` program replayed."""
+    model = context.model
+    program = inner_program(context, "integrate", name)
+    values = {**_pass_through(inputs, program), "q": inputs["q"],
+              "v": [ZERO] * model.nv, "dt": [ONE]}
+    out, tangents = replay(b, program, values, {"v": seeds(model.nv)})
+    return out["q_next"], tangents["q_next"]
+
+
+def _matrix(tangents: Sequence[Tangent], start: int, n: int) -> list[list[Expr]]:
+    return jacobian(tangents, range(start, start + n))
+
+
+def inverse_dynamics_derivatives(b: ProgramBuilder, context: Any, name: str,
+                                 inputs: dict[str, list[Expr]]) -> dict[str, list[Expr]]:
+    """∂τ/∂q (tangent space) and ∂τ/∂v of the Newton-Euler program."""
+    nv = context.model.nv
+    q, q_tangent = perturbed_configuration(b, context, name, inputs)
+    program = inner_program(context, "inverse_dynamics", name)
+    values = {**_pass_through(inputs, program), "q": q}
+    _, tangents = replay(b, program, values, {"q": q_tangent, "v": seeds(nv, nv)})
+    tau = tangents["tau"]
+    return {"dtau_dq": _flat(_matrix(tau, 0, nv)), "dtau_dv": _flat(_matrix(tau, nv, nv))}
+
+
+def forward_dynamics_derivatives(b: ProgramBuilder, context: Any, name: str,
+                                 inputs: dict[str, list[Expr]], method: str
+                                 ) -> dict[str, list[Expr]]:
+    """∂q̈/∂q, ∂q̈/∂v, ∂q̈/∂τ by ``method`` ``"direct"`` or ``"via_id"`` (module docs)."""
+    nv = context.model.nv
+    q, q_tangent = perturbed_configuration(b, context, name, inputs)
+    fd_kernel = "forward_dynamics_ltdl" if context.model.coupled else "forward_dynamics_aba"
+    fd = inner_program(context, fd_kernel, name)
+    values = {**_pass_through(inputs, fd), "q": q}
+    if method == "direct":
+        _, tangents = replay(b, fd, values, {"q": q_tangent, "v": seeds(nv, nv),
+                                             "tau": seeds(nv, 2 * nv)})
+        a = tangents["a"]
+        return {"dqdd_dq": _flat(_matrix(a, 0, nv)), "dqdd_dv": _flat(_matrix(a, nv, nv)),
+                "dqdd_dtau": _flat(_matrix(a, 2 * nv, nv))}
+    out, _ = replay(b, fd, values)
+    inverse = inner_program(context, "inverse_dynamics", name)
+    values = {**_pass_through(inputs, inverse), "q": q, "a": out["a"]}
+    _, tangents = replay(b, inverse, values, {"q": q_tangent, "v": seeds(nv, nv)})
+    minv_program = inner_program(context, "mass_matrix_inverse", name)
+    minv_out, _ = replay(b, minv_program, {**_pass_through(inputs, minv_program), "q": q})
+    minv = [minv_out["Minv"][i * nv:(i + 1) * nv] for i in range(nv)]
+    tau = tangents["tau"]
+
+    def times(d_tau: list[list[Expr]]) -> list[Expr]:  # −M⁻¹ ∂τ
+        return [b.emit(-esum([minv[i][k] * d_tau[k][j] for k in range(nv)
+                              if d_tau[k][j] is not ZERO]))
+                for i in range(nv) for j in range(nv)]
+
+    return {"dqdd_dq": times(_matrix(tau, 0, nv)), "dqdd_dv": times(_matrix(tau, nv, nv)),
+            "dqdd_dtau": [x for row in minv for x in row]}
+
+
+def _flat(rows: Sequence[Sequence[Expr]]) -> list[Expr]:
+    return [x for row in rows for x in row]
+
+
+__all__ = ["forward_dynamics_derivatives", "inner_program", "inverse_dynamics_derivatives",
+           "perturbed_configuration"]
