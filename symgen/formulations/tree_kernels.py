@@ -31,6 +31,7 @@ from . import (
     loop_constraints,
     ltdl,
     recursions,
+    regressor,
 )
 from .element_forces import element_forces
 from .integrate import integrate
@@ -109,6 +110,14 @@ class TreeContext:
         from ..loops.embedding import embedding
 
         return embedding(self.model, self.loops, self.actuated)
+
+    @cached_property
+    def base_parameters(self) -> Any:
+        """The base inertial parameters (:func:`symgen.identification.base_parameters`),
+        found when the base regressor first needs them."""
+        from ..identification import base_parameters
+
+        return base_parameters(self.model)
 
     @property
     def loop_rows(self) -> tuple[np.ndarray, ...]:
@@ -749,6 +758,58 @@ register(Kernel(
     "or −M⁻¹ ∂ID (docs/derivatives.md). The numpy reference is central differences "
     "(step 1e-6, bound 1e-6); Pinocchio's computeABADerivatives is compared to 1e-10.",
 ))
+
+
+# ---------------------------------------------------------------- identification
+def _n_params(c: TreeContext) -> int:
+    return regressor.PARAMETERS_PER_BODY * c.model.nbodies
+
+
+def _regressor_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    """The numpy regressor (:mod:`symgen.reference.regressor`, Newton-Euler by unit
+    parameters)."""
+    from ..reference.regressor import regressor as reference_regressor
+
+    return {"Y": reference_regressor(r.model, r.q, r.v, r.a, params=r.params)}
+
+
+def _regressor_pinocchio(p: PinocchioQuery) -> dict[str, np.ndarray] | None:
+    if p.external_forces or p.bridge.model.coupled:
+        return None  # Pinocchio's regressor has no external forces; mimic joints differ
+    y = np.asarray(p.pin.computeJointTorqueRegressor(p.model, p.data, p.q, p.vector("v"),
+                                                     p.vector("a")))
+    return {"Y": p.bridge.regressor_from_pin(y)}
+
+
+def _base_regressor_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    return {"Y_base": _regressor_reference(r)["Y"][:, list(r.context.base_parameters.columns)]}
+
+
+register(Kernel(
+    "regressor", FORMULATION,
+    "inertial-parameter regressor Y(q, v, a): τ = Y π (armature left out)", ("q", "v", "a"),
+    _one("Y", lambda c: (c.model.nv, _n_params(c)),
+         "regressor (nv × 10·nbodies, row-major); per body m, m c, I about the body origin "
+         "(xx, xy, yy, xz, yz, zz) (docs/identification.md)"),
+    _with_context(lambda d, c: regressor.regressor(d.b, c.model, d.inputs, c.snap)),
+    reference=_regressor_reference, pinocchio=_regressor_pinocchio, uses_tree=False,
+    default=False,
+))
+register(Kernel(
+    "base_regressor", FORMULATION,
+    "regressor of the base inertial parameters: τ = Y_base π_base", ("q", "v", "a"),
+    _one("Y_base", lambda c: (c.model.nv, c.base_parameters.count),
+         "regressor of the base parameters (nv × base, row-major): the independent columns "
+         "of Y, found at generation (symgen.identification.base_parameters)"),
+    _with_context(lambda d, c: [
+        x for row in _rows(regressor.regressor(d.b, c.model, d.inputs, c.snap), _n_params(c))
+        for x in (row[j] for j in c.base_parameters.columns)]),
+    reference=_base_regressor_reference, uses_tree=False, default=False,
+))
+
+
+def _rows(flat: Sequence[Expr], width: int) -> list[Sequence[Expr]]:
+    return [flat[i:i + width] for i in range(0, len(flat), width)]
 
 
 # ---------------------------------------------------------------- constraint embedding

@@ -292,6 +292,23 @@ class Bridge:
         out[np.ix_(self.perm, self.perm)] = mp
         return out
 
+    def regressor_from_pin(self, yp: np.ndarray) -> np.ndarray:
+        """Pinocchio's joint-torque regressor (rows in its v order, a block of 10 columns
+        per joint, in its joint order) in symgen's rows and body order; the 10 parameters
+        of a block are in the same order in both."""
+        out = np.zeros((self.model.nv, 10 * self.model.nbodies))
+        rows = self.v_from_pin_rows(yp)
+        for i, joint in enumerate(self.model.joints):
+            jid = self.pin_model.getJointId(joint.name)
+            out[:, 10 * i:10 * i + 10] = rows[:, 10 * (jid - 1):10 * jid]
+        return out
+
+    def v_from_pin_rows(self, mp: np.ndarray) -> np.ndarray:
+        """A matrix whose rows are in Pinocchio's v order, with rows in symgen's."""
+        out = np.zeros((self.model.nv, mp.shape[1]))
+        out[self.perm] = mp
+        return out
+
     def jacobian_from_pin(self, jp: np.ndarray) -> np.ndarray:
         out = np.zeros((6, self.model.nv))
         out[:, self.perm] = jp[SWAP]
