@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from symgen import KernelSet
+from symgen import KernelSet, registry
 from symgen.verify import DOUBLE_TOLERANCE as TOLERANCE
 from symgen.verify import reference_values, relative_error
 
@@ -44,6 +44,9 @@ def check_kernel_set(ks: KernelSet, state: Mapping[str, object]) -> dict[str, fl
         expected = reference_values(ks, name, {**state, **inputs,
                                                "f_ext_dict": state.get("f_ext_dict")})
         errors[name] = max(relative_error(result[o], expected[o]) for o in result)
-    worst = max(errors, key=errors.get)
-    assert errors[worst] <= TOLERANCE, f"{ks.model.name}: {worst} error {errors[worst]:.2e}"
+    # a kernel whose reference is coarser (central differences) declares its own bound
+    bound = {name: registry.get(ks.kernel_of[name]).tolerance or TOLERANCE for name in errors}
+    failed = [name for name in errors if errors[name] > bound[name]]
+    assert not failed, ", ".join(f"{ks.model.name}: {name} error {errors[name]:.2e} > "
+                                 f"{bound[name]:.0e}" for name in failed)
     return errors

@@ -711,13 +711,17 @@ def _fd_derivatives_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
     return {"dqdd_dq": -minv @ dq, "dqdd_dv": -minv @ dv, "dqdd_dtau": minv}
 
 
-def _id_derivatives_pinocchio(p: PinocchioQuery) -> dict[str, np.ndarray]:
+def _id_derivatives_pinocchio(p: PinocchioQuery) -> dict[str, np.ndarray] | None:
+    if p.bridge.model.coupled:  # Pinocchio's derivatives reject mimic joints
+        return None
     out = _with_forces(p.pin.computeRNEADerivatives, p, p.q, p.vector("v"), p.vector("a"))
     return {"dtau_dq": p.bridge.matrix_from_pin(np.asarray(out[0])),
             "dtau_dv": p.bridge.matrix_from_pin(np.asarray(out[1]))}
 
 
-def _fd_derivatives_pinocchio(p: PinocchioQuery) -> dict[str, np.ndarray]:
+def _fd_derivatives_pinocchio(p: PinocchioQuery) -> dict[str, np.ndarray] | None:
+    if p.bridge.model.coupled:  # Pinocchio's derivatives reject mimic joints
+        return None
     out = _with_forces(p.pin.computeABADerivatives, p, p.q, p.vector("v"), p.vector("tau"))
     return {"dqdd_dq": p.bridge.matrix_from_pin(np.asarray(out[0])),
             "dqdd_dv": p.bridge.matrix_from_pin(np.asarray(out[1])),
