@@ -28,6 +28,9 @@ from symgen.verify import check_compiled, random_states
 from paths import EXAMPLES
 
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror"]
+#: The derivative kernels and regressors (programs differentiated by symgen.autodiff).
+DERIVATIVES = ("inverse_dynamics_derivatives", "forward_dynamics_derivatives", "regressor",
+               "base_regressor")
 ARM = ["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard",
        "-mfpu=fpv4-sp-d16", "-Os", *STRICT]
 
@@ -44,10 +47,15 @@ def kernel_sets() -> dict[str, symgen.KernelSet]:
     forces = symgen.Options(external_forces=True)
     return {
         # every kernel but the articulated-body FD, which the Panda's coupled finger
-        # excludes (the random trees compile it)
+        # excludes, and the large derivative programs (the random tree 19 compiles both)
         "panda": symgen.generate(symgen.load(robot_urdf("panda")),
-                                 [k for k in KERNELS if not k.endswith("_aba")], forces),
+                                 [k for k in KERNELS if not k.endswith("_aba")
+                                  and k not in DERIVATIVES], forces),
         "tree": symgen.generate(random_model(19), options=forces),  # spherical, free, ...
+        # the derivative programs on a small model (a large one takes minutes to compile
+        # for the Cortex-M4); tests/kernels/test_derivatives.py checks their values
+        "derivatives": symgen.generate(symgen.load(EXAMPLES / "puma560.yaml"),
+                                       list(DERIVATIVES), forces),
         "tree2": symgen.generate(random_model(0), options=forces),  # planar, continuous, ..
         "param_arm": symgen.generate(parametric_arm(), options=forces),
     }
@@ -64,7 +72,7 @@ def write(ks: symgen.KernelSet, directory: Path, real: str) -> Path:
 
 
 @pytest.mark.parametrize("real", ["double", "float"])
-@pytest.mark.parametrize("name", ["panda", "tree", "tree2", "param_arm"])
+@pytest.mark.parametrize("name", ["panda", "tree", "tree2", "param_arm", "derivatives"])
 def test_generated_c_compiles_without_warnings(name, real, tmp_path):
     source = write(kernel_sets()[name], tmp_path, real)
     run = subprocess.run(["gcc", *STRICT, "-O0", "-c", str(source), "-o",
@@ -75,7 +83,7 @@ def test_generated_c_compiles_without_warnings(name, real, tmp_path):
 
 @pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None,
                     reason="arm-none-eabi-gcc not installed (.ci/run installs it)")
-@pytest.mark.parametrize("name", ["panda", "tree", "tree2", "param_arm"])
+@pytest.mark.parametrize("name", ["panda", "tree", "tree2", "param_arm", "derivatives"])
 def test_generated_c_compiles_for_cortex_m4(name, tmp_path):
     source = write(kernel_sets()[name], tmp_path, "float")
     run = subprocess.run([*ARM, "-c", str(source), "-o", str(tmp_path / "k.o")],
