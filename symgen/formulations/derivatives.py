@@ -104,9 +104,57 @@ def forward_dynamics_derivatives(b: ProgramBuilder, context: Any, name: str,
             "dqdd_dtau": [x for row in minv for x in row]}
 
 
+def lie_term(model: Any, v: Sequence[Expr]) -> list[list[Expr]]:
+    """∂δ̇/∂δ (nv × nv): −ad_V on the joints whose configuration is a Lie group (spherical:
+    −[ω]×; free: −[[ω×, 0], [v×, ω×]] in [ω; v] order), zero on vector joints.
+
+    With q_true = q ⊕ δ and the body rates v_true = v + ν, q_true's rate is
+    Ad_{exp(−δ)} v + J_r(δ) δ̇, so to first order δ̇ = ν − ad_v δ (Murray, Li & Sastry 1994,
+    §2.4, the adjoint map; Sola, Deray & Atchuthan, "A micro Lie theory", 2018, §IV)."""
+    from ..model import JointType
+
+    nv = model.nv
+    out: list[list[Expr]] = [[ZERO] * nv for _ in range(nv)]
+
+    def minus_cross(rows: range, cols: range, w: Sequence[Expr]) -> None:
+        # −[w]× into the block (rows, cols)
+        skew = [[ZERO, -w[2], w[1]], [w[2], ZERO, -w[0]], [-w[1], w[0], ZERO]]
+        for i, r in enumerate(rows):
+            for j, c in enumerate(cols):
+                out[r][c] = -skew[i][j]
+
+    for joint in model.independent_joints:
+        vs = range(nv)[model.v_slices[joint.name]]
+        if joint.type is JointType.SPHERICAL:
+            minus_cross(vs, vs, [v[d] for d in vs])
+        elif joint.type is JointType.FREE:
+            w, u = [v[d] for d in vs[:3]], [v[d] for d in vs[3:]]
+            minus_cross(vs[:3], vs[:3], w)
+            minus_cross(vs[3:], vs[:3], u)
+            minus_cross(vs[3:], vs[3:], w)
+    return out
+
+
+def linearization(b: ProgramBuilder, context: Any, name: str, inputs: dict[str, list[Expr]],
+                  method: str) -> dict[str, list[Expr]]:
+    """A and B of ẋ = f(x, u), x = (q ⊕ δ, v) in the tangent space at δ = 0, u = τ:
+    A = [[−ad_v, I], [∂q̈/∂q, ∂q̈/∂v]], B = [[0], [M⁻¹]] (:func:`lie_term`)."""
+    nv = context.model.nv
+    d = forward_dynamics_derivatives(b, context, name, inputs, method)
+    lie = lie_term(context.model, inputs["v"])
+    a_rows: list[list[Expr]] = []
+    for i in range(nv):
+        a_rows.append([*lie[i], *(ONE if j == i else ZERO for j in range(nv))])
+    for i in range(nv):
+        a_rows.append([*d["dqdd_dq"][i * nv:(i + 1) * nv], *d["dqdd_dv"][i * nv:(i + 1) * nv]])
+    b_rows = [[ZERO] * nv for _ in range(nv)]
+    b_rows += [d["dqdd_dtau"][i * nv:(i + 1) * nv] for i in range(nv)]
+    return {"A": _flat(a_rows), "B": _flat(b_rows)}
+
+
 def _flat(rows: Sequence[Sequence[Expr]]) -> list[Expr]:
     return [x for row in rows for x in row]
 
 
 __all__ = ["forward_dynamics_derivatives", "inner_program", "inverse_dynamics_derivatives",
-           "perturbed_configuration"]
+           "lie_term", "linearization", "perturbed_configuration"]

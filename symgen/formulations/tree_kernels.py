@@ -773,6 +773,45 @@ register(Kernel(
 ))
 
 
+def _linearization_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    """[[−ad_v, I], [∂q̈/∂q, ∂q̈/∂v]] and [[0], [M⁻¹]] from the numpy references: the forward
+    derivatives of :func:`_fd_derivatives_reference` and −ad_v of each Lie-group joint."""
+    d = _fd_derivatives_reference(r)
+    nv = r.model.nv
+    lie = np.zeros((nv, nv))
+    v = np.asarray(r.v, float)
+
+    def skew(w: np.ndarray) -> np.ndarray:
+        return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+
+    for joint in r.model.independent_joints:
+        s = r.model.v_slices[joint.name]
+        if joint.type is JointType.SPHERICAL:
+            lie[s, s] = -skew(v[s])
+        elif joint.type is JointType.FREE:
+            k = s.start
+            w, u = v[k:k + 3], v[k + 3:k + 6]
+            lie[k:k + 3, k:k + 3] = lie[k + 3:k + 6, k + 3:k + 6] = -skew(w)
+            lie[k + 3:k + 6, k:k + 3] = -skew(u)
+    a = np.block([[lie, np.eye(nv)], [d["dqdd_dq"], d["dqdd_dv"]]])
+    return {"A": a, "B": np.vstack([np.zeros((nv, nv)), d["dqdd_dtau"]])}
+
+
+register(Kernel(
+    "linearization", FORMULATION,
+    "A, B of ẋ = f(x, u) in the tangent space, x = (q, v), u = τ", ("q", "v", "tau"),
+    (Output("A", lambda c: (2 * c.model.nv, 2 * c.model.nv),
+            "A (2nv × 2nv, row-major): [[−ad_v, I], [∂q̈/∂q, ∂q̈/∂v]] (docs/derivatives.md)"),
+     Output("B", lambda c: (2 * c.model.nv, c.model.nv), "B (2nv × nv): [[0], [M⁻¹]]")),
+    _derivative_program(lambda d, c: derivatives.linearization(d.b, c, d.b.name, d.inputs,
+                                                               d.method)),
+    reference=_linearization_reference, takes_forces=True, uses_tree=False, default=False,
+    tolerance=DIFFERENCE_TOLERANCE, methods=("direct", "via_id"),
+    doc="The numpy reference is central differences (bound 1e-6); the Lie-group rows of "
+    "spherical and free joints hold −ad_v (docs/derivatives.md).",
+))
+
+
 # ---------------------------------------------------------------- identification
 def _n_params(c: TreeContext) -> int:
     return regressor.PARAMETERS_PER_BODY * c.model.nbodies
