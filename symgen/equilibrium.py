@@ -1,0 +1,135 @@
+"""Static equilibria under gravity and given joint forces, by Newton's method on the
+generated kernels.
+
+A configuration q is in static equilibrium under the joint forces τ when the dynamics at
+rest need no acceleration: g(q) = τ, g the gravity (and force-element) forces. Open trees:
+Newton on r(q) = g(q) − τ along q ⊕ δ, with ∂r/∂δ from ``inverse_dynamics_derivatives`` at
+v = a = 0 (docs/derivatives.md). Closed loops: in the independent coordinates q_R of the
+constraint embedding (docs/loops.md), r(q_R) = T_R(q) − τ_R with T_R from
+``embedded_inverse_dynamics`` at rest and the dependent coordinates from
+``dependent_coordinates``; its Jacobian by central differences of those kernels. Each step
+is halved until |r| decreases (backtracking), so the iteration converges to the
+equilibrium of the basin it starts in (stable or not: r = 0 is all it asks).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .model import Model, SymgenError
+
+#: Step of the central differences of the closed-loop residual.
+DIFFERENCE_STEP = 1e-7
+
+
+@dataclass(frozen=True)
+class Equilibrium:
+    """An equilibrium: the configuration, the largest |r| left and the Newton iterations."""
+
+    q: np.ndarray
+    residual: float
+    iterations: int
+
+
+def _tree_kernels(model: Model):
+    from .generate import generate
+
+    return generate(model, ["gravity_forces", "inverse_dynamics_derivatives",
+                            "integrate"]).compile(vectorize=None)
+
+
+def _loop_kernels(model: Model):
+    from .generate import generate
+
+    return generate(model, ["embedded_inverse_dynamics", "dependent_coordinates"]
+                    ).compile(vectorize=None)
+
+
+def static_equilibrium(model: Model, q0, tau=None, tolerance: float = 1e-10,
+                       iterations: int = 50, kernels=None) -> Equilibrium:
+    """The equilibrium nearest to ``q0`` (Newton with backtracking; module documentation).
+    ``tau``: joint forces (nv; for a model with loop joints, forces of the independent
+    coordinates of the embedding); default zero. ``kernels``: compiled kernels to reuse
+    (those this function generates otherwise). Raises when it does not converge to
+    ``tolerance`` (N·m) within ``iterations``."""
+    if model.loop_joints:
+        return _closed(model, q0, tau, tolerance, iterations, kernels or _loop_kernels(model))
+    lib = kernels or _tree_kernels(model)
+    q = np.array(q0, float)
+    tau = np.zeros(model.nv) if tau is None else np.asarray(tau, float)
+    zero = np.zeros(model.nv)
+
+    def residual(x: np.ndarray) -> np.ndarray:
+        return lib.gravity_forces(x) - tau
+
+    r = residual(q)
+    for k in range(iterations):
+        if np.max(np.abs(r)) <= tolerance:
+            return Equilibrium(q, float(np.max(np.abs(r))), k)
+        jac, _ = lib.inverse_dynamics_derivatives(q, zero, zero)
+        step = -np.linalg.lstsq(jac, r, rcond=None)[0]
+        q, r = _backtrack(lambda s, q=q, step=step: lib.integrate(q, step, [s]), residual, r)
+    raise _failed(model, r, iterations)
+
+
+def _closed(model: Model, q0, tau, tolerance: float, iterations: int, lib) -> Equilibrium:
+    from .generate import generate
+
+    emb = generate(model, ["embedded_mass_matrix"]).context.embedding
+    ind = list(emb.independent)
+    tau = np.zeros(len(ind)) if tau is None else np.asarray(tau, float)
+    zero = np.zeros(len(ind))
+    q = np.array(q0, float)
+
+    def close(x: np.ndarray, q_ind: np.ndarray) -> np.ndarray:
+        y = x.copy()
+        y[ind] = q_ind
+        closed, status = lib.dependent_coordinates(y)
+        if status[0] > 1e-9:
+            raise SymgenError(f"model {model.name!r}: the loops do not close at independent "
+                              f"coordinates {q_ind} (residual {status[0]:.1e})")
+        return closed
+
+    def residual(x: np.ndarray) -> np.ndarray:
+        return lib.embedded_inverse_dynamics(x, zero, zero)[0] - tau
+
+    q = close(q, q[ind])
+    r = residual(q)
+    for k in range(iterations):
+        if np.max(np.abs(r)) <= tolerance:
+            return Equilibrium(q, float(np.max(np.abs(r))), k)
+        jac = np.column_stack([
+            (residual(close(q, q[ind] + DIFFERENCE_STEP * e))
+             - residual(close(q, q[ind] - DIFFERENCE_STEP * e))) / (2 * DIFFERENCE_STEP)
+            for e in np.eye(len(ind))])
+        step = -np.linalg.lstsq(jac, r, rcond=None)[0]
+        q, r = _backtrack(lambda s, q=q, step=step: close(q, q[ind] + s * step), residual, r)
+    raise _failed(model, r, iterations)
+
+
+def _backtrack(move, residual, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first of the steps 1, 1/2, 1/4, ... that lowers |r| (a step where the loops do
+    not close counts as not lowering it)."""
+    size = 1.0
+    for _ in range(40):
+        try:
+            q = move(size)
+        except SymgenError:  # outside the workspace: a shorter step
+            size /= 2
+            continue
+        r_new = residual(q)
+        if np.linalg.norm(r_new) < np.linalg.norm(r):
+            return q, r_new
+        size /= 2
+    raise SymgenError("no Newton step lowers the equilibrium residual (a singular "
+                      "configuration?): start elsewhere")
+
+
+def _failed(model: Model, r: np.ndarray, iterations: int) -> SymgenError:
+    return SymgenError(f"model {model.name!r}: no static equilibrium reached in {iterations} "
+                       f"Newton iterations (residual {np.max(np.abs(r)):.1e}); start nearer")
+
+
+__all__ = ["DIFFERENCE_STEP", "Equilibrium", "static_equilibrium"]
