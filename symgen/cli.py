@@ -309,9 +309,9 @@ def info(
         return
     click.echo(describe(model))
     click.echo()
-    click.echo(_ops_table(kernel_set, counts))
     for line in skipped:
         click.echo(line)
+    click.echo(_ops_table(kernel_set, counts))
 
 
 def _derive_catalogue(model, options, skipped: list[str]):
@@ -322,6 +322,10 @@ def _derive_catalogue(model, options, skipped: list[str]):
     kernel_set = _derive_with_progress(model, default, options)
     for name, spec in KERNELS.items():
         if spec.default:
+            continue
+        if spec.on_request:
+            skipped.append(f"{name}: not derived (built from other programs; name it with "
+                           "--kernels)")
             continue
         try:
             more = _derive_with_progress(model, [name], options)

@@ -72,7 +72,8 @@ class Kernel:
       constraint-embedding kernels); ``consistent``: compared by :mod:`symgen.verify` at
       assembled configurations with velocities along the motion (G v = 0), where its
       methods agree, and by relative error (also ``forward_dynamics`` of a model with loop
-      joints);
+      joints); ``on_request``: a program built from other programs (derivatives,
+      regressors), derived by ``symgen info --ops`` only when named with ``--kernels``;
     - ``setup``: run once per initial condition (assembly), not per time step: its SIMD
       batch keeps the scalar loop (:mod:`symgen.backends.simd`), which spares the build the
       lane code of what is often the model's largest kernel.
@@ -101,6 +102,7 @@ class Kernel:
     loops: bool = False
     embedding: bool = False
     consistent: bool = False
+    on_request: bool = False
 
     @property
     def output(self) -> str:

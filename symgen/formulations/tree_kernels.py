@@ -751,7 +751,8 @@ register(Kernel(
     _derivative_program(lambda d, c: derivatives.inverse_dynamics_derivatives(
         d.b, c, d.b.name, d.inputs)),
     reference=_id_derivatives_reference, pinocchio=_id_derivatives_pinocchio,
-    takes_forces=True, uses_tree=False, default=False, tolerance=DIFFERENCE_TOLERANCE,
+    takes_forces=True, uses_tree=False, default=False, on_request=True,
+    tolerance=DIFFERENCE_TOLERANCE,
     doc="The numpy reference is central differences (step 1e-6): verify bounds it by 1e-6; "
     "Pinocchio's computeRNEADerivatives is compared to 1e-10.",
 ))
@@ -765,8 +766,8 @@ register(Kernel(
     _derivative_program(lambda d, c: derivatives.forward_dynamics_derivatives(
         d.b, c, d.b.name, d.inputs, d.method)),
     reference=_fd_derivatives_reference, pinocchio=_fd_derivatives_pinocchio,
-    takes_forces=True, uses_tree=False, default=False, tolerance=DIFFERENCE_TOLERANCE,
-    methods=("direct", "via_id"),
+    takes_forces=True, uses_tree=False, default=False, on_request=True,
+    tolerance=DIFFERENCE_TOLERANCE, methods=("direct", "via_id"),
     doc="Two derivations, the cheaper kept: the forward-dynamics program differentiated, "
     "or −M⁻¹ ∂ID (docs/derivatives.md). The numpy reference is central differences "
     "(step 1e-6, bound 1e-6); Pinocchio's computeABADerivatives is compared to 1e-10.",
@@ -806,7 +807,7 @@ register(Kernel(
     _derivative_program(lambda d, c: derivatives.linearization(d.b, c, d.b.name, d.inputs,
                                                                d.method)),
     reference=_linearization_reference, takes_forces=True, uses_tree=False, default=False,
-    tolerance=DIFFERENCE_TOLERANCE, methods=("direct", "via_id"),
+    on_request=True, tolerance=DIFFERENCE_TOLERANCE, methods=("direct", "via_id"),
     doc="The numpy reference is central differences (bound 1e-6); the Lie-group rows of "
     "spherical and free joints hold −ad_v (docs/derivatives.md).",
 ))
@@ -845,7 +846,7 @@ register(Kernel(
          "(xx, xy, yy, xz, yz, zz) (docs/identification.md)"),
     _with_context(lambda d, c: regressor.regressor(d.b, c.model, d.inputs, c.snap)),
     reference=_regressor_reference, pinocchio=_regressor_pinocchio, uses_tree=False,
-    default=False,
+    default=False, on_request=True,
 ))
 register(Kernel(
     "base_regressor", FORMULATION,
@@ -856,7 +857,7 @@ register(Kernel(
     _with_context(lambda d, c: [
         x for row in _rows(regressor.regressor(d.b, c.model, d.inputs, c.snap), _n_params(c))
         for x in (row[j] for j in c.base_parameters.columns)]),
-    reference=_base_regressor_reference, uses_tree=False, default=False,
+    reference=_base_regressor_reference, uses_tree=False, default=False, on_request=True,
 ))
 
 
