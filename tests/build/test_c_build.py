@@ -28,9 +28,9 @@ from symgen.verify import check_compiled, random_states
 from paths import EXAMPLES
 
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror"]
-#: The derivative kernels and regressors (programs differentiated by symgen.autodiff).
-DERIVATIVES = ("inverse_dynamics_derivatives", "forward_dynamics_derivatives", "regressor",
-               "base_regressor")
+#: The derivative kernels, linearization and regressors (programs built from others by
+#: symgen.autodiff).
+DERIVATIVES = tuple(k for k, spec in KERNELS.items() if spec.on_request)
 ARM = ["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard",
        "-mfpu=fpv4-sp-d16", "-Os", *STRICT]
 

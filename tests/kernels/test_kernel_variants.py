@@ -17,12 +17,10 @@ from symgen.kernels import DEFAULT_KERNELS, KERNELS
 from symgen.model import ModelBuilder
 from symgen.robots import spatial_chain
 
-#: The catalogue without the programs differentiated from others (derivatives and
-#: regressors: their own tests, tests/kernels/test_derivatives.py and test_regressor.py),
-#: for the checks of partitioning and of the forward-dynamics method.
-VARIANT_KERNELS = [k for k in KERNELS if k not in (
-    "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "regressor",
-    "base_regressor")]
+#: The catalogue without the programs built from others (derivatives, linearization,
+#: regressors: their own tests, tests/kernels/test_derivatives.py, test_linearization.py and
+#: test_regressor.py), for the checks of partitioning and of the forward-dynamics method.
+VARIANT_KERNELS = [k for k, spec in KERNELS.items() if not spec.on_request]
 
 # ---------------------------------------------------------------- runtime parameters
 PARAMETER_SETS = [None, {"payload": 0.0}, {"payload": 3.0, "g": -1.62},

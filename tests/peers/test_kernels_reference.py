@@ -27,10 +27,11 @@ TREE_SEEDS = range(24)
 FAST_TREE_SEEDS = range(6)
 SEED_PARAMS = [s if s in FAST_TREE_SEEDS else pytest.param(s, marks=pytest.mark.slow)
                for s in TREE_SEEDS]
-#: Every tree kernel but the derivatives, whose reference is finite differences (their own
-#: tests: tests/kernels/test_derivatives.py, against Pinocchio and differences).
-DERIVATIVES = ("inverse_dynamics_derivatives", "forward_dynamics_derivatives")
-ALL_KERNELS = [k for k in KERNELS if k not in DERIVATIVES]
+#: Every tree kernel but those built from other programs (derivatives, linearization,
+#: regressors: their own tests, tests/kernels/test_derivatives.py, test_linearization.py,
+#: test_regressor.py, against Pinocchio, differences and hand values).
+DERIVED = tuple(k for k, spec in KERNELS.items() if spec.on_request)
+ALL_KERNELS = [k for k in KERNELS if k not in DERIVED]
 WITH_FORCES = symgen.Options(external_forces=True)
 
 
@@ -71,7 +72,7 @@ def test_robot_kernels_match_reference(name, floating):
     assert set(ks.kernel_of.values()) == {
         k for k, spec in KERNELS.items()
         if not spec.loops and not (ks.model.coupled and k.endswith("_aba"))
-        and not (spec.embedding and not ks.model.coupled) and k not in DERIVATIVES}
+        and not (spec.embedding and not ks.model.coupled) and k not in DERIVED}
     rng = np.random.default_rng(7)
     for _ in range(5):
         check_kernel_set(ks, robot_state(ks.model, rng))
