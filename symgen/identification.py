@@ -17,6 +17,7 @@ import numpy as np
 
 from .formulations.regressor import PARAMETER_NAMES, PARAMETERS_PER_BODY, inertial_parameters
 from .model import Model, SymgenError
+from .pivoting import pivot_rows
 from .reference import random_configuration
 from .reference.regressor import regressor
 
@@ -77,16 +78,7 @@ def base_parameters(model: Model, samples: int = SAMPLES, seed: int = 0,
     unit = w[:, acting] / norms[acting]
     sigma = np.linalg.svd(unit, compute_uv=False)
     rank = int(np.sum(sigma > RANK_TOLERANCE * sigma[0]))
-    residual = unit.copy()
-    chosen: list[int] = []
-    for _ in range(rank):
-        lengths = np.linalg.norm(residual, axis=0)
-        lengths[chosen] = -1.0
-        k = int(np.argmax(lengths))
-        chosen.append(k)
-        e = residual[:, k] / lengths[k]
-        residual -= np.outer(e, e @ residual)
-    base = sorted(int(acting[k]) for k in chosen)
+    base = sorted(int(acting[k]) for k in pivot_rows(unit.T, rank))
     others = [j for j in range(w.shape[1]) if j not in base]
     k_matrix = np.linalg.lstsq(w[:, base], w[:, others], rcond=None)[0]
     regrouping = np.zeros((len(base), w.shape[1]))

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..model import JointType, Model, SymgenError
+from ..pivoting import pivot_rows
 from ..reference.integrate import integrate, neutral_configuration
 from ..reference.spatial import pose_to_inverse_motion_transform, pose_to_motion_transform
 from .closure import CutJoint, LoopClosure
@@ -196,21 +197,6 @@ def _rank(g: Array) -> int:
     return int(np.sum(sigma > GLOBAL_RANK_TOLERANCE * max(1.0, float(sigma[0]))))
 
 
-def _pivot_rows(g: Array, count: int) -> list[int]:
-    """``count`` rows of ``g`` picked greedily, each the one farthest from the span of the
-    rows picked before (Gram-Schmidt with pivoting)."""
-    residual = g.copy()
-    picked: list[int] = []
-    for _ in range(count):
-        norms = np.linalg.norm(residual, axis=1)
-        norms[picked] = -1.0
-        k = int(np.argmax(norms))
-        picked.append(k)
-        e = residual[k] / norms[k]
-        residual -= np.outer(residual @ e, e)
-    return sorted(picked)
-
-
 def _samples(closure: LoopClosure, loops: tuple[LoopReport, ...], q0: Array,
              rng: np.random.Generator) -> list[Array]:
     """Assembled configurations reached from ``q0`` by random moves along the motion (the
@@ -258,7 +244,7 @@ def analyse_loops(model: Model, params: dict[str, float] | None = None,
             f"{generic} at {len(ranks)} sampled configurations): the mechanism passes "
             "singular configurations; every kept row stays")
     elif generic < kept:
-        choice = _pivot_rows(kept_rows(closure, loops, q_ref), generic)
+        choice = pivot_rows(kept_rows(closure, loops, q_ref), generic)
         if all(_rank(kept_rows(closure, loops, q)[choice]) == generic for q in samples):
             rows = tuple(choice)
         else:
