@@ -75,10 +75,7 @@ def static_equilibrium(model: Model, q0, tau=None, tolerance: float = 1e-10,
 
 
 def _closed(model: Model, q0, tau, tolerance: float, iterations: int, lib) -> Equilibrium:
-    from .generate import generate
-
-    emb = generate(model, ["embedded_mass_matrix"]).context.embedding
-    ind = list(emb.independent)
+    ind = list(lib.kernel_set.context.embedding.independent)
     tau = np.zeros(len(ind)) if tau is None else np.asarray(tau, float)
     zero = np.zeros(len(ind))
     q = np.array(q0, float)

@@ -38,7 +38,7 @@ from ..spatial import (
 )
 from . import dense
 from .recursions import gyroscopic, hinge_rates, joint_map, motion_pass, root_acceleration
-from .tree import SymbolicTree
+from .tree import Hinge, SymbolicTree
 
 
 @dataclass
@@ -75,21 +75,28 @@ def articulated_factors(b: ProgramBuilder, tree: SymbolicTree) -> list[Factor]:
     ]
     out: dict[int, Factor] = {}
     for k in reversed(range(len(tree.hinges))):
-        hinge = tree.hinges[k]
-        X, S, Pk = hinge.X, joint_map(hinge), P[k]
-        U = ForceMap((Pk @ s).emit(b) for s in S)  # U = P H*
-        D = [[b.emit(s.dot(u)) for u in U] for s in S]  # 𝒟 = H P H*
-        if hinge.armature is not None:
-            for i, arm in enumerate(hinge.armature):
-                D[i][i] = b.emit(D[i][i] + arm)
-        D_fac = dense.ldlt(b, D)
-        G = _gain(b, U, D_fac)  # 𝒢 = P H* 𝒟⁻¹
-        P_plus = None
-        if hinge.parent >= 0:
-            P_plus = (Pk - G @ U.T).emit(b)  # P⁺ = τ̄ P = P − 𝒢 H P
-            P[hinge.parent] = (P[hinge.parent] + X.T @ P_plus @ X).emit(b)  # + φ P⁺ φ*
-        out[k] = Factor(Pk, U, D_fac, G, P_plus)
+        out[k] = hinge_factor(b, tree.hinges[k], k, P)
     return [out[k] for k in range(len(tree.hinges))]
+
+
+def hinge_factor(b: ProgramBuilder, hinge: Hinge, k: int, P: list[ArticulatedInertia]
+                 ) -> Factor:
+    """One hinge ``k`` of the Riccati sweep (Jain 2009, eq. 9): U = P H*, 𝒟 = H P H*
+    (+ armature), 𝒢 = U 𝒟⁻¹ and, below the root, P⁺ = P − 𝒢 Uᵀ, added to the parent's
+    articulated inertia in ``P`` as φ P⁺ φ*."""
+    X, S, Pk = hinge.X, joint_map(hinge), P[k]
+    U = ForceMap((Pk @ s).emit(b) for s in S)  # U = P H*
+    D = [[b.emit(s.dot(u)) for u in U] for s in S]  # 𝒟 = H P H*
+    if hinge.armature is not None:
+        for i, arm in enumerate(hinge.armature):
+            D[i][i] = b.emit(D[i][i] + arm)
+    D_fac = dense.ldlt(b, D)
+    G = _gain(b, U, D_fac)  # 𝒢 = P H* 𝒟⁻¹
+    P_plus = None
+    if hinge.parent >= 0:
+        P_plus = (Pk - G @ U.T).emit(b)  # P⁺ = τ̄ P = P − 𝒢 H P
+        P[hinge.parent] = (P[hinge.parent] + X.T @ P_plus @ X).emit(b)  # + φ P⁺ φ*
+    return Factor(Pk, U, D_fac, G, P_plus)
 
 
 def forward_dynamics(
@@ -236,4 +243,5 @@ def _set_block(M: list[list[Expr]], rows: list[int], cols: list[int], block) -> 
             M[c][r] = value
 
 
-__all__ = ["Factor", "articulated_factors", "forward_dynamics", "mass_matrix_inverse"]
+__all__ = ["Factor", "articulated_factors", "forward_dynamics", "hinge_factor",
+           "mass_matrix_inverse"]

@@ -43,7 +43,7 @@ from ..expr import ONE, ZERO, Expr, esum
 from ..program import ProgramBuilder
 from ..spatial import ArticulatedInertia, Force, ForceMap, JointVector, Motion
 from . import dense
-from .articulated import _gain
+from .articulated import _gain, hinge_factor
 from .loop_constraints import bias as loop_bias
 from .loop_constraints import jacobian as loop_jacobian
 from .recursions import (
@@ -232,20 +232,11 @@ def forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, emb: EmbeddingMap,
             if k in top:
                 grouped[top[k]] = _aggregate_sweep(b, tree, emb, top[k], P, z, vel, t_r)
             continue
-        S, Pk = joint_map(hinge), P[k]
-        U = ForceMap((Pk @ s).emit(b) for s in S)
-        D = [[b.emit(s.dot(u)) for u in U] for s in S]
-        if hinge.armature is not None:
-            for i, arm in enumerate(hinge.armature):
-                D[i][i] = b.emit(D[i][i] + arm)
-        D_fac = dense.ldlt(b, D)
-        G = _gain(b, U, D_fac)
-        eps = (hinge_rates(tree, k, tau) - (S.T @ z[k]).emit(b)).emit(b)
-        single[k] = (U, D_fac, eps)
-        if hinge.parent >= 0:
-            P_plus = (Pk - G @ U.T).emit(b)
-            P[hinge.parent] = (P[hinge.parent] + hinge.X.T @ P_plus @ hinge.X).emit(b)
-            z_plus = (z[k] + P_plus @ vel.coriolis[k] + G @ eps).emit(b)
+        fac = hinge_factor(b, hinge, k, P)  # the ordinary articulated-body step
+        eps = (hinge_rates(tree, k, tau) - (joint_map(hinge).T @ z[k]).emit(b)).emit(b)
+        single[k] = (fac.U, fac.D, eps)
+        if fac.P_plus is not None:
+            z_plus = (z[k] + fac.P_plus @ vel.coriolis[k] + fac.G @ eps).emit(b)
             z[hinge.parent] = (z[hinge.parent] + hinge.X.T @ z_plus).emit(b)
     qdd: list[Expr] = [ZERO] * tree.nv
     a_ind: dict[int, Expr] = {}

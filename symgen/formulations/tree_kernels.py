@@ -232,10 +232,11 @@ def _tree(d: Derivation) -> SymbolicTree:
     return d.tree
 
 
-def _element_forces(d: Derivation) -> list[Expr] | None:
-    """Q(q, q̇) of the model's force elements (None: it has none)."""
-    return element_forces(d.b, _tree(d), d.get("q"), d.get("v"), d.get("params") or (),
-                          d.snap)
+def _element_forces(d: Derivation, v: Sequence[Expr] | None = None) -> list[Expr] | None:
+    """Q(q, q̇) of the model's force elements at the rates ``v`` (default: the input v;
+    None: it has none)."""
+    return element_forces(d.b, _tree(d), d.get("q"), d.get("v") if v is None else v,
+                          d.get("params") or (), d.snap)
 
 
 # ---------------------------------------------------------------- reference and Pinocchio
@@ -737,18 +738,13 @@ def _fd_derivatives_pinocchio(p: PinocchioQuery) -> dict[str, np.ndarray] | None
             "dqdd_dtau": p.matrix_out(out[2])}
 
 
-def _derivative_program(values: Callable[[Derivation, TreeContext], Any]
-                        ) -> Callable[[TreeContext, TreeTarget, Kernel], Program]:
-    return _with_context(values)
-
-
 register(Kernel(
     "inverse_dynamics_derivatives", FORMULATION,
     "∂τ/∂q (tangent space) and ∂τ/∂v of inverse dynamics (∂τ/∂a = M)", ("q", "v", "a"),
     (Output("dtau_dq", _nv_nv, "∂τ/∂q (nv × nv, row-major): columns along q ⊕ δ, δ in the "
             "tangent space (docs/derivatives.md)"),
      Output("dtau_dv", _nv_nv, "∂τ/∂v (nv × nv, row-major)")),
-    _derivative_program(lambda d, c: derivatives.inverse_dynamics_derivatives(
+    _with_context(lambda d, c: derivatives.inverse_dynamics_derivatives(
         d.b, c, d.b.name, d.inputs)),
     reference=_id_derivatives_reference, pinocchio=_id_derivatives_pinocchio,
     takes_forces=True, uses_tree=False, default=False, on_request=True,
@@ -763,7 +759,7 @@ register(Kernel(
     (Output("dqdd_dq", _nv_nv, "∂q̈/∂q (nv × nv, row-major), tangent space"),
      Output("dqdd_dv", _nv_nv, "∂q̈/∂v (nv × nv, row-major)"),
      Output("dqdd_dtau", _nv_nv, "∂q̈/∂τ = M⁻¹ (nv × nv, row-major)")),
-    _derivative_program(lambda d, c: derivatives.forward_dynamics_derivatives(
+    _with_context(lambda d, c: derivatives.forward_dynamics_derivatives(
         d.b, c, d.b.name, d.inputs, d.method)),
     reference=_fd_derivatives_reference, pinocchio=_fd_derivatives_pinocchio,
     takes_forces=True, uses_tree=False, default=False, on_request=True,
@@ -804,7 +800,7 @@ register(Kernel(
     (Output("A", lambda c: (2 * c.model.nv, 2 * c.model.nv),
             "A (2nv × 2nv, row-major): [[−ad_v, I], [∂q̈/∂q, ∂q̈/∂v]] (docs/derivatives.md)"),
      Output("B", lambda c: (2 * c.model.nv, c.model.nv), "B (2nv × nv): [[0], [M⁻¹]]")),
-    _derivative_program(lambda d, c: derivatives.linearization(d.b, c, d.b.name, d.inputs,
+    _with_context(lambda d, c: derivatives.linearization(d.b, c, d.b.name, d.inputs,
                                                                d.method)),
     reference=_linearization_reference, takes_forces=True, uses_tree=False, default=False,
     on_request=True, tolerance=DIFFERENCE_TOLERANCE, methods=("direct", "via_id"),
@@ -878,7 +874,7 @@ def _embedding_map(d: Derivation, c: TreeContext, v_ind: Sequence[Expr] | None
 
 def _plus_elements(d: Derivation, tau: Sequence[Expr], v: Sequence[Expr]) -> list[Expr]:
     """τ + Q(q, q̇): the joint forces and the model's force elements."""
-    forces = element_forces(d.b, _tree(d), d.get("q"), v, d.get("params") or (), d.snap)
+    forces = _element_forces(d, v)
     if forces is None:
         return list(tau)
     return [d.b.emit(t + f) for t, f in zip(tau, forces, strict=True)]
@@ -905,7 +901,7 @@ def _embedded_forward(d: Derivation, c: TreeContext) -> dict[str, list[Expr]]:
 
 def _embedded_inverse(d: Derivation, c: TreeContext) -> dict[str, list[Expr]]:
     emb = _embedding_map(d, c, d.get("v_ind"))
-    forces = element_forces(d.b, _tree(d), d.get("q"), emb.v, d.get("params") or (), d.snap)
+    forces = _element_forces(d, emb.v)
     tau_ind, a = embedded.inverse_dynamics(d.b, _tree(d), emb, d.get("a_ind"), d.get("f_ext"),
                                            forces)
     return {"tau_ind": tau_ind, "a": a}

@@ -91,7 +91,6 @@ def test_base_parameter_count_is_the_rank_of_pinocchios_regressor(name):
     count = base_parameters(model).count
     # a clear gap: the last base singular value far above the first dependent one
     assert sigma[count - 1] > 1e-6 * sigma[0] > 1e3 * sigma[count]
-    assert count == {"ur5": 36, "puma560": 36, "panda": 51}[name]
 
 
 @pytest.mark.parametrize("seed", range(3))
