@@ -74,6 +74,8 @@ class Kernel:
       methods agree, and by relative error (also ``forward_dynamics`` of a model with loop
       joints); ``on_request``: a program built from other programs (derivatives,
       regressors), derived by ``symgen info --ops`` only when named with ``--kernels``;
+      ``without_elements``: a dynamics kernel of the spanning tree that leaves the model's
+      force elements out (generation warns when the model has some);
     - ``setup``: run once per initial condition (assembly), not per time step: its SIMD
       batch keeps the scalar loop (:mod:`symgen.backends.simd`), which spares the build the
       lane code of what is often the model's largest kernel.
@@ -103,6 +105,7 @@ class Kernel:
     embedding: bool = False
     consistent: bool = False
     on_request: bool = False
+    without_elements: bool = False
 
     @property
     def output(self) -> str:

@@ -371,6 +371,7 @@ register(Kernel(
     pinocchio=lambda p: {"tau": p.v_out(_with_forces(p.pin.rnea, p, p.q, p.vector("v"),
                                                      p.vector("a")))},
     takes_forces=True,
+    without_elements=True,
 ))
 register(Kernel(
     "mass_matrix", FORMULATION, "joint-space mass matrix M(q), nv×nv", ("q",),
@@ -386,6 +387,7 @@ register(Kernel(
     reference=lambda r: {"tau": _ref().bias_forces(r.model, r.q, r.v, params=r.params)},
     pinocchio=lambda p: {"tau": p.v_out(p.pin.nonLinearEffects(p.model, p.data, p.q,
                                                                p.vector("v")))},
+    without_elements=True,
 ))
 register(Kernel(
     "gravity_forces", FORMULATION, "g(q)", ("q",),
@@ -394,6 +396,7 @@ register(Kernel(
     reference=lambda r: {"tau": _ref().gravity_forces(r.model, r.q, params=r.params)},
     pinocchio=lambda p: {"tau": p.v_out(p.pin.computeGeneralizedGravity(p.model, p.data,
                                                                         p.q))},
+    without_elements=True,
 ))
 
 
@@ -428,6 +431,7 @@ register(Kernel(
     loop_variants=("forward_dynamics_embedded", "forward_dynamics_multipliers"),
     doc="For a model with loop joints it closes the loops: the cheaper of "
     "forward_dynamics_embedded and forward_dynamics_multipliers (docs/loops.md).",
+    without_elements=True,
 ))
 register(Kernel(
     "forward_dynamics_aba", FORMULATION,
@@ -437,6 +441,7 @@ register(Kernel(
                                                         d.get("tau"), d.get("f_ext"))),
     reference=_forward_dynamics_reference, pinocchio=_forward_dynamics_pinocchio,
     comparison="solve", takes_forces=True, default=False,
+    without_elements=True,
 ))
 register(Kernel(
     "forward_dynamics_ltdl", FORMULATION,
@@ -446,6 +451,7 @@ register(Kernel(
                                                  d.get("f_ext"))),
     reference=_forward_dynamics_reference, pinocchio=_forward_dynamics_pinocchio,
     comparison="solve", takes_forces=True, default=False,
+    without_elements=True,
 ))
 register(Kernel(
     "mass_matrix_inverse", FORMULATION,
@@ -465,6 +471,7 @@ register(Kernel(
     reference=lambda r: {"energy": np.array([
         _ref().kinetic_energy(r.model, r.q, r.v, params=r.params),
         _ref().potential_energy(r.model, r.q, params=r.params)])},
+    without_elements=True,
 ))
 register(Kernel(
     "integrate", FORMULATION, "q ⊕ v·dt on the joint manifolds", ("q", "v", "dt"),
@@ -1037,13 +1044,6 @@ register(Kernel(
 ))
 
 
-#: Dynamics kernels of the spanning tree, which take joint torques and leave a model's
-#: force elements out (the closed-loop dynamics kernels add them: :mod:`.element_forces`).
-WITHOUT_ELEMENTS = frozenset({
-    "inverse_dynamics", "bias_forces", "gravity_forces", "forward_dynamics",
-    "forward_dynamics_aba", "forward_dynamics_ltdl", "energy"})
-
-
 class TreeFormulation:
     """The tree formulation for :func:`symgen.generate.generate` (options:
     :class:`symgen.generate.Options`). A per-frame kernel gives one program per frame; a
@@ -1120,7 +1120,9 @@ class TreeFormulation:
 
     def finish(self, kernel_set, context: TreeContext) -> None:
         model = context.model
-        without = sorted({k for k in kernel_set.kernel_of.values() if k in WITHOUT_ELEMENTS})
+        without = sorted({k for k in kernel_set.kernel_of.values() if get(k).without_elements
+                          # with loop joints forward_dynamics closes them, elements included
+                          and not (get(k).loop_variants and model.loop_joints)})
         if model.force_elements and without:
             import warnings
 
