@@ -11,11 +11,14 @@ free joint, body-frame translation) increment, as Pinocchio's derivatives are
 **Inverse dynamics**: ∂τ/∂q and ∂τ/∂v are the tangents of the Newton-Euler program
 (∂τ/∂a = M, the ``mass_matrix`` kernel).
 
-**Forward dynamics**, two derivations (the cheaper is kept): the tangents of the forward
-dynamics program itself (``direct``), or through inverse dynamics (``via_id``):
-q̈ = FD(q, v, τ) satisfies ID(q, v, q̈) = τ, so ∂q̈/∂x = −M⁻¹ ∂ID/∂x for x = q, v and
-∂q̈/∂τ = M⁻¹ (Carpentier & Mansard 2018, eq. 7), with M⁻¹ from the ``mass_matrix_inverse``
-program and ∂ID/∂x at the computed q̈.
+**Forward dynamics**, three derivations (the cheaper is kept): the tangents of the forward
+dynamics program itself (``direct``), or through inverse dynamics: q̈ = FD(q, v, τ)
+satisfies ID(q, v, q̈) = τ, so ∂q̈/∂x = −M⁻¹ ∂ID/∂x for x = q, v and ∂q̈/∂τ = M⁻¹
+(Carpentier & Mansard 2018, eq. 7), with ∂ID/∂x at the computed q̈ and M⁻¹ applied either
+as the dense ``mass_matrix_inverse`` program times each column (``via_id``) or as the
+tree-sparse LᵀDL solve of each column (``via_ltdl``: Featherstone 2008, Tables 6.3-6.4; a
+column of ∂ID/∂q_j is nonzero only on the ancestors and descendants of DOF j, and the
+solve skips the structural zeros of both the factor and the column).
 """
 
 from __future__ import annotations
@@ -90,10 +93,13 @@ def forward_dynamics_derivatives(b: ProgramBuilder, context: Any, name: str,
     inverse = inner_program(context, "inverse_dynamics", name)
     values = {**_pass_through(inputs, inverse), "q": q, "a": out["a"]}
     _, tangents = replay(b, inverse, values, {"q": q_tangent, "v": seeds(nv, nv)})
+    tau = tangents["tau"]
+    if method == "via_ltdl":
+        return _solved_with_factor(b, context, name, inputs, q,
+                                   [_matrix(tau, 0, nv), _matrix(tau, nv, nv)])
     minv_program = inner_program(context, "mass_matrix_inverse", name)
     minv_out, _ = replay(b, minv_program, {**_pass_through(inputs, minv_program), "q": q})
     minv = [minv_out["Minv"][i * nv:(i + 1) * nv] for i in range(nv)]
-    tau = tangents["tau"]
 
     def times(d_tau: list[list[Expr]]) -> list[Expr]:  # −M⁻¹ ∂τ
         return [b.emit(-esum([minv[i][k] * d_tau[k][j] for k in range(nv)
@@ -102,6 +108,34 @@ def forward_dynamics_derivatives(b: ProgramBuilder, context: Any, name: str,
 
     return {"dqdd_dq": times(_matrix(tau, 0, nv)), "dqdd_dv": times(_matrix(tau, nv, nv)),
             "dqdd_dtau": [x for row in minv for x in row]}
+
+
+def _solved_with_factor(b: ProgramBuilder, context: Any, name: str,
+                        inputs: dict[str, list[Expr]], q: list[Expr],
+                        d_tau: Sequence[list[list[Expr]]]) -> dict[str, list[Expr]]:
+    """−M⁻¹ ∂τ/∂q, −M⁻¹ ∂τ/∂v and M⁻¹, every column by the LᵀDL solve of M(q)."""
+    from .ltdl import dof_parents, ltdl, ltdl_solve
+    from .tree import build_tree
+
+    nv = context.model.nv
+    mass = inner_program(context, "mass_matrix", name)
+    m_out, _ = replay(b, mass, {**_pass_through(inputs, mass), "q": q})
+    m = [m_out["M"][i * nv:(i + 1) * nv] for i in range(nv)]
+    parent = dof_parents(build_tree(context.model, ProgramBuilder(f"{name}__dofs"), q))
+    factor = ltdl(b, m, parent)
+    inverse_d = [b.emit(1 / factor[i][i]) for i in range(nv)]
+
+    def solved(columns: list[list[Expr]], sign: float) -> list[Expr]:
+        out = [ltdl_solve(b, factor, parent, [sign * x for x in col], inverse_d)
+               for col in columns]
+        return [b.emit(out[j][i]) for i in range(nv) for j in range(nv)]
+
+    def columns(rows: list[list[Expr]]) -> list[list[Expr]]:
+        return [[rows[i][j] for i in range(nv)] for j in range(nv)]
+
+    unit = [[ONE if i == j else ZERO for i in range(nv)] for j in range(nv)]
+    return {"dqdd_dq": solved(columns(d_tau[0]), -1.0),
+            "dqdd_dv": solved(columns(d_tau[1]), -1.0), "dqdd_dtau": solved(unit, 1.0)}
 
 
 def lie_term(model: Any, v: Sequence[Expr]) -> list[list[Expr]]:

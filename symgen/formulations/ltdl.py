@@ -87,9 +87,11 @@ def ltdl(b: ProgramBuilder, M: list[list[Expr]], parent: Sequence[int]) -> list[
 
 
 def ltdl_solve(
-    b: ProgramBuilder, H: list[list[Expr]], parent: Sequence[int], rhs: Sequence[Expr]
+    b: ProgramBuilder, H: list[list[Expr]], parent: Sequence[int], rhs: Sequence[Expr],
+    inverse_diagonal: Sequence[Expr] | None = None,
 ) -> list[Expr]:
-    """``x = L⁻¹ D⁻¹ L⁻ᵀ rhs`` for the factors of :func:`ltdl` (Featherstone 2008, Table 6.4)."""
+    """``x = L⁻¹ D⁻¹ L⁻ᵀ rhs`` for the factors of :func:`ltdl` (Featherstone 2008, Table 6.4);
+    ``inverse_diagonal`` (1/Dᵢ, for many right-hand sides) turns the divisions into products."""
     x = list(rhs)
     n = len(x)
     for i in reversed(range(n)):  # x ← L⁻ᵀ x
@@ -98,7 +100,8 @@ def ltdl_solve(
             x[j] = b.emit(x[j] - H[i][j] * x[i])
             j = parent[j]
     for i in range(n):  # x ← D⁻¹ x
-        x[i] = b.emit(x[i] / H[i][i])
+        x[i] = b.emit(x[i] / H[i][i] if inverse_diagonal is None else
+                      x[i] * inverse_diagonal[i])
     for i in range(n):  # x ← L⁻¹ x
         j = parent[i]
         while j >= 0:

@@ -719,6 +719,10 @@ def _fd_derivatives_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
     return {"dqdd_dq": -minv @ dq, "dqdd_dv": -minv @ dv, "dqdd_dtau": minv}
 
 
+#: How forward-dynamics derivatives are derived (symgen.formulations.derivatives).
+DERIVATIVE_METHODS = ("direct", "via_id", "via_ltdl")
+
+
 def _pinocchio_derivatives_apply(model: Model) -> bool:
     """Whether Pinocchio's analytical derivatives are a peer for ``model``: not with mimic
     joints (rejected), nor with universal joints, where Pinocchio 4.1's
@@ -770,7 +774,7 @@ register(Kernel(
         d.b, c, d.b.name, d.inputs, d.method)),
     reference=_fd_derivatives_reference, pinocchio=_fd_derivatives_pinocchio,
     takes_forces=True, uses_tree=False, default=False, on_request=True,
-    tolerance=DIFFERENCE_TOLERANCE, methods=("direct", "via_id"),
+    tolerance=DIFFERENCE_TOLERANCE, methods=DERIVATIVE_METHODS,
     doc="Two derivations, the cheaper kept: the forward-dynamics program differentiated, "
     "or −M⁻¹ ∂ID (docs/derivatives.md). The numpy reference is central differences "
     "(step 1e-6, bound 1e-6); Pinocchio's computeABADerivatives is compared to 1e-10.",
@@ -810,7 +814,7 @@ register(Kernel(
     _with_context(lambda d, c: derivatives.linearization(d.b, c, d.b.name, d.inputs,
                                                                d.method)),
     reference=_linearization_reference, takes_forces=True, uses_tree=False, default=False,
-    on_request=True, tolerance=DIFFERENCE_TOLERANCE, methods=("direct", "via_id"),
+    on_request=True, tolerance=DIFFERENCE_TOLERANCE, methods=DERIVATIVE_METHODS,
     doc="The numpy reference is central differences (bound 1e-6); the Lie-group rows of "
     "spherical and free joints hold −ad_v (docs/derivatives.md).",
 ))
