@@ -14,7 +14,9 @@ numpy wrapper), ``python_calls`` (single calls from Python, symgen vs Pinocchio'
 ``natural_accuracy`` (the natural-coordinate step on the closed-loop benchmark mechanisms over
 a range of steps, against independent references; ``bench.natural_accuracy``) and
 ``loop_dynamics`` (closed-loop constrained forward dynamics vs Pinocchio's C++
-``constraintDynamics`` and MuJoCo with equality constraints; ``bench.loop_dynamics``).
+``constraintDynamics`` and MuJoCo with equality constraints; ``bench.loop_dynamics``) and
+``derivatives`` (∂ID and ∂FD vs Pinocchio's C++ analytical derivatives and CasADi-generated
+Jacobians; ``bench.derivatives``).
 A peer that is not installed, or a tool that is missing, is reported on the page, not fatal.
 """
 
@@ -34,6 +36,7 @@ from symgen.robots import robot_urdf, spatial_chain
 
 from . import batch_numpy, embedded, generation, report
 from . import batch_throughput as bt
+from . import derivatives as deriv
 from . import kernel_speed as ksp
 from . import loop_dynamics as loops
 from . import natural_accuracy as nacc
@@ -43,7 +46,7 @@ from .common import RESULTS, ROOT, log, machine_info, pin_to_one_cpu, random_sta
 from .peers import casadi_peer, mujoco_peer
 
 SECTIONS = ("kernel_speed", "generation", "sympy_generation", "embedded", "batch",
-            "python_calls", "natural_accuracy", "loop_dynamics")
+            "python_calls", "natural_accuracy", "loop_dynamics", "derivatives")
 ROBOTS = (("ur5", False), ("panda", False), ("xarm7", False), ("solo12", True), ("talos", True))
 CHAINS = (2, 5, 10, 20, 50)
 CASADI_VENV = ROOT / "bench" / ".venv-casadi"
@@ -58,7 +61,7 @@ MODES: dict[str, dict[str, Any]] = {
                        "repeats": bt.REPEATS},
              "python_calls": {"robots": pyc.ROBOTS, "number": 20000, "repeat": 15},
              "natural": {"cases": nacc.nr.CASES, "steps": nacc.FULL_STEPS},
-             "loops": loops.MODES["full"]},
+             "loops": loops.MODES["full"], "derivatives": deriv.MODES["full"]},
     "quick": {"robots": ROBOTS[:1], "chains": (2, 10), "states": 200, "repeats": 5, "rounds": 3,
               "builds": {"-O3": ["-O3"]}, "sympy_sizes": (1, 2, 4, 6),
               "symgen_sizes": (1, 2, 4, 6, 10, 20), "timeout_s": 120.0,
@@ -68,7 +71,7 @@ MODES: dict[str, dict[str, Any]] = {
               "python_calls": {"robots": pyc.ROBOTS[:2], "number": 2000, "repeat": 7},
               "natural": {"cases": ("chain2", "andrews", "top", "four_bar"),
                           "steps": nacc.QUICK_STEPS},
-              "loops": loops.MODES["quick"]},
+              "loops": loops.MODES["quick"], "derivatives": deriv.MODES["quick"]},
     "smoke": {"robots": (), "chains": (2,), "states": 50, "repeats": 3, "rounds": 2,
               "builds": {"-O3": ["-O3"]}, "sympy_sizes": (1, 2), "symgen_sizes": (1, 2),
               "timeout_s": 60.0, "generation_robots": generation.ROBOTS[1:2], "panda_runs": 1,
@@ -77,7 +80,7 @@ MODES: dict[str, dict[str, Any]] = {
                         "repeats": {100: 3, 1_000: 3}},
               "python_calls": {"robots": pyc.ROBOTS[:1], "number": 200, "repeat": 3},
               "natural": {"cases": ("four_bar",), "steps": (1e-3, 1e-4)},
-              "loops": loops.MODES["smoke"]},
+              "loops": loops.MODES["smoke"], "derivatives": deriv.MODES["smoke"]},
 }
 
 
@@ -253,6 +256,14 @@ def run_loop_dynamics(cfg: dict[str, Any], out: Path) -> None:
     loops.measure(c["models"], c["states"], c["repeats"], c["rounds"], cfg["mode"], out)
 
 
+def run_derivatives(cfg: dict[str, Any], out: Path, casadi_venv: Path | None) -> None:
+    """∂ID and ∂FD against Pinocchio's analytical derivatives and CasADi (bench.derivatives);
+    the smoke mode skips Pinocchio's build and CasADi."""
+    c = cfg["derivatives"]
+    deriv.measure(c["robots"], c["states"], c["repeats"], c["rounds"], cfg["mode"], out,
+                  casadi_venv)
+
+
 def load_results(folder: Path) -> dict[str, Any]:
     """Every section's JSON in ``folder`` (None where a section has not been run)."""
     paths = {name: folder / f"{name}.json" for name in SECTIONS}
@@ -318,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
         run_natural_accuracy(cfg, results / "natural_accuracy.json")
     if "loop_dynamics" in only:
         run_loop_dynamics(cfg, results / "loop_dynamics.json")
+    if "derivatives" in only:
+        run_derivatives(cfg, results / "derivatives.json", casadi_venv)
     res = load_results(results)
     sg = res.get("sympy_generation")
     link = report.relative_link(png, page) if sg and sg.get("png") else None

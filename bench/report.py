@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import embedded, generation, loop_dynamics, natural_accuracy
+from . import derivatives, embedded, generation, loop_dynamics, natural_accuracy
 from .common import table
 from .kernel_speed import KERNELS, PAIRS, ratios
 
@@ -172,6 +172,9 @@ def summary(res: Mapping[str, Any]) -> str:
     ld = res.get("loop_dynamics")
     if ld and ld.get("results"):
         lines.append("- **Closed loops:** " + loop_dynamics.summary(ld))
+    dv = res.get("derivatives")
+    if dv and dv.get("results"):
+        lines.append("- **Derivatives:** " + derivatives.summary(dv))
     return "\n".join(lines)
 
 
@@ -413,9 +416,9 @@ def machine_section(res: Mapping[str, Any]) -> str:
 
 def render(res: Mapping[str, Any], png: str | None, command: str) -> str:
     """The whole page from the results of each section (``None``: section not run)."""
-    ks, gen, sg, emb, batch, pc, nat, ld = (res.get(k) for k in (
+    ks, gen, sg, emb, batch, pc, nat, ld, dv = (res.get(k) for k in (
         "kernel_speed", "generation", "sympy_generation", "embedded", "batch", "python_calls",
-        "natural_accuracy", "loop_dynamics"))
+        "natural_accuracy", "loop_dynamics", "derivatives"))
     parts = [
         "# Benchmarks",
         "",
@@ -454,6 +457,8 @@ def render(res: Mapping[str, Any], png: str | None, command: str) -> str:
     if ld:
         parts += ["", "## 9. Closed loops: constrained forward dynamics", "",
                   loop_dynamics.section(ld)]
+    if dv and dv.get("results"):
+        parts += ["", "## 10. Derivatives: ∂ID and ∂FD", "", derivatives.section(dv)]
     return "\n".join(parts) + "\n"
 
 

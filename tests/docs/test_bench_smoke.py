@@ -39,7 +39,8 @@ def test_bench_smoke_runs_end_to_end(tmp_path: Path) -> None:
                     "## 4. Operation counts", "## 6. Batch throughput (vectorised vs scalar)",
                     "## 7. Single calls from Python",
                     "## 8. Natural coordinates: the step's accuracy and stability",
-                    "## 9. Closed loops: constrained forward dynamics"):
+                    "## 9. Closed loops: constrained forward dynamics",
+                    "## 10. Derivatives: ∂ID and ∂FD"):
         assert heading in page
 
     speed = json.loads((tmp_path / "kernel_speed.json").read_text())

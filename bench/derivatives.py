@@ -1,0 +1,618 @@
+# ruff: noqa: E501  (the C and C++ driver sources below have long lines)
+"""Derivatives: symgen's ``inverse_dynamics_derivatives`` and ``forward_dynamics_derivatives``
+against Pinocchio's C++ ``computeRNEADerivatives`` / ``computeABADerivatives`` (Carpentier &
+Mansard 2018) and against CasADi-generated C of the Jacobians of Pinocchio's RNEA and ABA
+(cmeel-casadi-kin-dyn), on the UR5, Panda, Solo12 and Talos, in one run; and the generation
+time of symgen's two derivative kernels.
+
+    python -m bench.derivatives                    # the four robots, 1000 states
+    python -m bench.derivatives --quick            # UR5 and Panda, 200 states
+    python -m bench.derivatives --robots ur5 --states 50 --out /tmp/x
+
+``python -m bench`` runs it as its ``derivatives`` section (section 10 of
+docs/benchmarks.md). A run of chosen robots writes ``derivatives.json`` only where ``--out``
+says, so that it never replaces the full results.
+
+Every derivative is in the tangent space (columns along q ⊕ δ, docs/derivatives.md), which
+is Pinocchio's convention; the CasADi route differentiates RNEA(integrate(q, δ), v, a) in δ
+at δ = 0 (:mod:`bench.peers.casadi_derivatives`). What each call computes:
+
+- symgen ∂ID: ∂τ/∂q, ∂τ/∂v. symgen ∂FD: ∂q̈/∂q, ∂q̈/∂v and ∂q̈/∂τ = M⁻¹.
+- Pinocchio ``computeRNEADerivatives(model, data, q, v, a)``: ∂τ/∂q, ∂τ/∂v and M (= ∂τ/∂a);
+  ``computeABADerivatives(model, data, q, v, τ)``: ∂q̈/∂q, ∂q̈/∂v and M⁻¹.
+- CasADi: ∂τ/∂q, ∂τ/∂v; ∂q̈/∂q, ∂q̈/∂v (no M⁻¹: it does a little less than the others).
+
+States: :func:`bench.common.random_states` (seed 0). Timing as :mod:`bench.kernel_speed`:
+one C/C++ program per tool (``-O3``), ``repeats`` passes over the states, the median pass
+per state; the programs run ``rounds`` times interleaved (rotating order) on one pinned
+core; a figure is the median over the rounds. Before any timing, every tool's first-state
+matrices are checked against central differences of :mod:`symgen.reference` (numpy, step
+1e-6: relative error ≤ 1e-6 required) and compared with each other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import symgen
+from symgen.formulations.tree_kernels import ReferenceQuery, TreeContext
+from symgen.peers.pinocchio import Bridge, pin_model_from_symgen
+from symgen.registry import get
+from symgen.robots import robot_urdf
+
+from .common import (
+    CACHE,
+    RESULTS,
+    TIMING_DIR,
+    log,
+    machine_info,
+    pin_to_one_cpu,
+    random_states,
+    relative_error,
+    source_hash,
+    table,
+    write_json,
+)
+
+ROBOTS = (("ur5", False), ("panda", False), ("solo12", True), ("talos", True))
+MODES: dict[str, dict[str, Any]] = {
+    "full": {"robots": ROBOTS, "states": 1000, "repeats": 7, "rounds": 5},
+    "quick": {"robots": ROBOTS[:2], "states": 200, "repeats": 5, "rounds": 3},
+    "smoke": {"robots": ROBOTS[:1], "states": 50, "repeats": 3, "rounds": 2},
+}
+FLAGS = ("-O3",)
+ID, FD = "inverse_dynamics_derivatives", "forward_dynamics_derivatives"
+#: Outputs compared across tools: (symgen kernel, output, the tools' key for it).
+MATRICES = ((ID, "dtau_dq", "did_dq"), (ID, "dtau_dv", "did_dv"),
+            (FD, "dqdd_dq", "dfd_dq"), (FD, "dqdd_dv", "dfd_dv"))
+#: Agreement with central differences of symgen.reference required before timing.
+CHECK_RTOL = 1e-6
+#: The goal of the issue: symgen at least this many times faster than Pinocchio.
+GOAL = 2.0
+Runner = Callable[[int], dict[str, Any]]
+
+SYMGEN_DRIVER = r"""
+#include "timing.h"
+#include "m.h"
+
+int main(int argc, char **argv) {
+    if (argc != 5) return 2;
+    const int S = atoi(argv[1]), R = atoi(argv[2]), NQ = atoi(argv[3]), NV = atoi(argv[4]);
+    const size_t nq = (size_t)NQ, nv = (size_t)NV;
+    double *q = bench_load("q.bin", (size_t)S * nq), *v = bench_load("v.bin", (size_t)S * nv);
+    double *a = bench_load("a.bin", (size_t)S * nv), *tau = bench_load("tau.bin", (size_t)S * nv);
+    double *o1 = malloc(nv * nv * sizeof(double)), *o2 = malloc(nv * nv * sizeof(double));
+    double *o3 = malloc(nv * nv * sizeof(double)), *pass = malloc((size_t)R * sizeof(double));
+    double t_id, t_fd;
+    volatile double sink = 0;
+    printf("{\"check\": {");
+    m_inverse_dynamics_derivatives(q, v, a, o1, o2);
+    bench_print("did_dq", o1, NV * NV); bench_print("did_dv", o2, NV * NV);
+    m_forward_dynamics_derivatives(q, v, tau, o1, o2, o3);
+    bench_print("dfd_dq", o1, NV * NV); bench_print("dfd_dv", o2, NV * NV);
+    printf("\"done\": []}, ");
+    BENCH_TIME(t_id, S, R, pass, m_inverse_dynamics_derivatives(q + k * nq, v + k * nv, a + k * nv, o1, o2); sink = sink + o1[0];);
+    BENCH_TIME(t_fd, S, R, pass, m_forward_dynamics_derivatives(q + k * nq, v + k * nv, tau + k * nv, o1, o2, o3); sink = sink + o1[0];);
+    printf("\"ns\": {\"id\": %.3f, \"fd\": %.3f}}\n", t_id, t_fd);
+    return sink == 12345.678 ? 1 : 0;
+}
+"""
+
+PINOCCHIO_DRIVER = r"""
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <vector>
+#include <pinocchio/multibody.hpp>
+#include <pinocchio/algorithm/aba-derivatives.hpp>
+#include <pinocchio/algorithm/rnea-derivatives.hpp>
+#include <pinocchio/serialization.hpp>
+
+static std::vector<double> load(const char *path, size_t n) {
+    std::vector<double> v(n);
+    std::ifstream f(path, std::ios::binary);
+    f.read(reinterpret_cast<char *>(v.data()), static_cast<std::streamsize>(n * sizeof(double)));
+    if (!f) { std::fprintf(stderr, "cannot read %s\n", path); std::exit(2); }
+    return v;
+}
+template <class F> static double time_ns(F f, int states, int repeats) {
+    std::vector<double> passes;
+    for (int r = 0; r < repeats; ++r) {
+        auto t0 = std::chrono::steady_clock::now();
+        for (int k = 0; k < states; ++k) f(k);
+        auto t1 = std::chrono::steady_clock::now();
+        passes.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / states);
+    }
+    std::sort(passes.begin(), passes.end());
+    return passes[passes.size() / 2];
+}
+template <class V> static void print(const char *name, const V &x) {
+    std::printf("\"%s\": [", name);
+    for (Eigen::Index i = 0; i < x.size(); ++i) std::printf("%s%.17g", i ? ", " : "", x.data()[i]);
+    std::printf("], ");
+}
+int main(int argc, char **argv) {
+    if (argc != 3) return 2;
+    const int S = std::atoi(argv[1]), R = std::atoi(argv[2]);
+    pinocchio::Model model;
+    model.loadFromBinary("model.bin");
+    pinocchio::Data data(model);
+    const int NQ = model.nq, NV = model.nv;
+    auto q = load("pq.bin", size_t(S) * NQ), v = load("pv.bin", size_t(S) * NV);
+    auto a = load("pa.bin", size_t(S) * NV), tau = load("ptau.bin", size_t(S) * NV);
+    using Vec = Eigen::Map<const Eigen::VectorXd>;
+    volatile double sink = 0;
+    std::printf("{\"check\": {");
+    pinocchio::computeRNEADerivatives(model, data, Vec(&q[0], NQ), Vec(&v[0], NV), Vec(&a[0], NV));
+    print("did_dq", data.dtau_dq); print("did_dv", data.dtau_dv);
+    pinocchio::computeABADerivatives(model, data, Vec(&q[0], NQ), Vec(&v[0], NV), Vec(&tau[0], NV));
+    print("dfd_dq", data.ddq_dq); print("dfd_dv", data.ddq_dv);
+    std::printf("\"done\": []}, \"ns\": {");
+    double t;
+    t = time_ns([&](int k) { pinocchio::computeRNEADerivatives(model, data, Vec(&q[k * NQ], NQ), Vec(&v[k * NV], NV), Vec(&a[k * NV], NV)); sink = sink + data.dtau_dq(0, 0); }, S, R);
+    std::printf("\"id\": %.3f, ", t);
+    t = time_ns([&](int k) { pinocchio::computeABADerivatives(model, data, Vec(&q[k * NQ], NQ), Vec(&v[k * NV], NV), Vec(&tau[k * NV], NV)); sink = sink + data.ddq_dq(0, 0); }, S, R);
+    std::printf("\"fd\": %.3f}}\n", t);
+    return sink == 12345.678 ? 1 : 0;
+}
+"""
+
+CASADI_DRIVER = r"""
+#include "timing.h"
+
+typedef double casadi_real;
+typedef long long int casadi_int;  /* the generator's casadi_int */
+int cas_drnea(const casadi_real **arg, casadi_real **res, casadi_int *iw, casadi_real *w, int mem);
+int cas_daba(const casadi_real **arg, casadi_real **res, casadi_int *iw, casadi_real *w, int mem);
+
+enum { NQ = @NQ@, NV = @NV@, SZ_ARG = @SZ_ARG@, SZ_RES = @SZ_RES@, SZ_IW = @SZ_IW@,
+       SZ_W = @SZ_W@ };
+static const casadi_real *arg[SZ_ARG];
+static casadi_real *res[SZ_RES];
+static casadi_int iw[SZ_IW];
+static casadi_real w[SZ_W];
+static casadi_real o1[NV * NV], o2[NV * NV];
+static volatile double sink = 0;
+
+int main(int argc, char **argv) {
+    if (argc != 3) return 2;
+    const int S = atoi(argv[1]), R = atoi(argv[2]);
+    double *q = bench_load("q.bin", (size_t)S * NQ), *v = bench_load("v.bin", (size_t)S * NV);
+    double *a = bench_load("a.bin", (size_t)S * NV), *tau = bench_load("tau.bin", (size_t)S * NV);
+    double *pass = malloc((size_t)R * sizeof(double)), t_id, t_fd;
+    res[0] = o1; res[1] = o2;
+    printf("{\"check\": {");
+    arg[0] = q; arg[1] = v; arg[2] = a; cas_drnea(arg, res, iw, w, 0);
+    bench_print("did_dq", o1, NV * NV); bench_print("did_dv", o2, NV * NV);
+    arg[2] = tau; cas_daba(arg, res, iw, w, 0);
+    bench_print("dfd_dq", o1, NV * NV); bench_print("dfd_dv", o2, NV * NV);
+    printf("\"done\": []}, ");
+    BENCH_TIME(t_id, S, R, pass, arg[0] = q + (size_t)k * NQ; arg[1] = v + (size_t)k * NV; arg[2] = a + (size_t)k * NV; cas_drnea(arg, res, iw, w, 0); sink = sink + o1[0];);
+    BENCH_TIME(t_fd, S, R, pass, arg[0] = q + (size_t)k * NQ; arg[1] = v + (size_t)k * NV; arg[2] = tau + (size_t)k * NV; cas_daba(arg, res, iw, w, 0); sink = sink + o1[0];);
+    printf("\"ns\": {\"id\": %.3f, \"fd\": %.3f}}\n", t_id, t_fd);
+    return sink == 12345.678 ? 1 : 0;
+}
+"""
+
+
+def _run(cmd: Sequence[str], cwd: Path, what: str, timeout: float = 7200) -> str:
+    run = subprocess.run(list(cmd), cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    if run.returncode:
+        tail = "\n".join((run.stderr or run.stdout).strip().splitlines()[-15:])
+        raise RuntimeError(f"{what} failed ({run.returncode}):\n{tail}")
+    return run.stdout
+
+
+def load_robot(name: str, floating: bool) -> symgen.Model:
+    """The robot as the peers read it (gripper mimic joints as independent joints)."""
+    return symgen.load(robot_urdf(name), floating_base=floating, couplings=False)
+
+
+def reference_matrices(model: symgen.Model, states: Mapping[str, np.ndarray]
+                       ) -> dict[str, np.ndarray]:
+    """The first state's four matrices from central differences of symgen.reference (the
+    numpy references the registry gives the derivative kernels)."""
+    state = {k: states[k][0] for k in ("q", "v", "a", "tau")}
+    query = ReferenceQuery(model, state, None, TreeContext(model))
+    out = {**get(ID).reference(query), **get(FD).reference(query)}
+    return {key: np.asarray(out[name]) for _, name, key in MATRICES}
+
+
+def _checked(tool: str, got: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray]
+             ) -> dict[str, float]:
+    errors = {key: relative_error(got[key], expected[key]) for key in expected}
+    bad = {k: e for k, e in errors.items() if not e <= CHECK_RTOL}
+    if bad:
+        raise RuntimeError(f"{tool} disagrees with central differences of symgen.reference: "
+                           + ", ".join(f"{k} {e:.1e}" for k, e in bad.items()))
+    return errors
+
+
+# ------------------------------------------------------------------------------ symgen
+def prepare_symgen(model: symgen.Model, ks: symgen.KernelSet, states: Mapping[str, np.ndarray],
+                   work: Path) -> Runner:
+    ks.write(work, prefix="m")
+    for key in ("q", "v", "a", "tau"):
+        np.ascontiguousarray(states[key], dtype=np.float64).tofile(work / f"{key}.bin")
+    (work / "driver.c").write_text(SYMGEN_DRIVER)
+    _run(["gcc", "-std=c99", *FLAGS, "-c", "m.c", "-o", "m.o"], work, "compiling symgen's C")
+    _run(["gcc", "-std=c99", *FLAGS, f"-I{TIMING_DIR}", "driver.c", "m.o", "-o", "driver",
+          "-lm"], work, "building symgen's timing program")
+    n, nv = len(states["q"]), model.nv
+
+    def run(repeats: int) -> dict[str, Any]:
+        out = json.loads(_run(["./driver", str(n), str(repeats), str(model.nq), str(nv)],
+                              work, "symgen's timing program"))
+        got = {k: np.reshape(x, (nv, nv)) for k, x in out["check"].items() if k != "done"}
+        return {"ns": out["ns"], "matrices": got}
+
+    return run
+
+
+# ------------------------------------------------------------------------------ Pinocchio
+def pinocchio_unavailable() -> str | None:
+    from .kernel_speed import pinocchio_unavailable as reason
+
+    return reason()
+
+
+def pinocchio_driver() -> Path:
+    """The derivatives timing program (``-O3``), cached under bench/.cache."""
+    import pinocchio
+
+    from .kernel_speed import cmeel_prefix, pinocchio_flags
+
+    gxx = subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout
+    key = source_hash(PINOCCHIO_DRIVER, " ".join(FLAGS), gxx, pinocchio.__version__,
+                      str(cmeel_prefix()))
+    target = CACHE / f"pinocchio-derivatives-driver-{key}"
+    if target.exists():
+        return target
+    log("  building Pinocchio's derivatives program (-O3; a few minutes, cached)")
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+        work = Path(tmp)
+        (work / "driver.cpp").write_text(PINOCCHIO_DRIVER)
+        lib = cmeel_prefix() / "lib"
+        _run(["g++", "-std=c++17", *FLAGS, *pinocchio_flags(FLAGS), "driver.cpp", "-o",
+              "driver", f"-L{lib}", f"-Wl,-rpath,{lib}", "-lboost_serialization"], work,
+             "building Pinocchio's derivatives program")
+        (work / "driver").replace(target)
+    return target
+
+
+def prepare_pinocchio(model: symgen.Model, states: Mapping[str, np.ndarray], driver: Path,
+                      work: Path) -> Runner:
+    pm = pin_model_from_symgen(model)
+    pm.saveToBinary(str(work / "model.bin"))
+    br = Bridge(model, pm)
+    n, nv = len(states["q"]), model.nv
+    np.array([br.q_to_pin(q) for q in states["q"]]).tofile(work / "pq.bin")
+    for key in ("v", "a", "tau"):
+        np.ascontiguousarray(states[key][:, br.perm]).tofile(work / f"p{key}.bin")
+
+    def run(repeats: int) -> dict[str, Any]:
+        out = json.loads(_run([str(driver), str(n), str(repeats)], work,
+                              "Pinocchio's derivatives program"))
+        got = {k: br.matrix_from_pin(np.reshape(x, (nv, nv)))  # Data's RowMatrixXs
+               for k, x in out["check"].items() if k != "done"}
+        return {"ns": out["ns"], "matrices": got}
+
+    return run
+
+
+# ------------------------------------------------------------------------------ CasADi
+def prepare_casadi(model: symgen.Model, states: Mapping[str, np.ndarray], venv: Path,
+                   work: Path) -> tuple[Runner, dict[str, Any]]:
+    """CasADi's C of the Jacobians (generated in ``venv``), compiled; (runner, info)."""
+    from .peers.casadi_peer import Layout, _python
+    from .peers.urdf_writer import floating_base, urdf_from_model
+
+    (work / "model.urdf").write_text(urdf_from_model(model))
+    script = Path(__file__).with_name("peers") / "casadi_derivatives.py"
+    cmd = [str(_python(venv)), str(script), str(work / "model.urdf"), str(work)]
+    if floating_base(model):
+        cmd.append("--floating")
+    started = time.perf_counter()
+    _run(cmd, work, "CasADi's derivative codegen")
+    info = json.loads((work / "layout.json").read_text())
+    info["seconds"]["codegen_wall"] = time.perf_counter() - started
+    lay = Layout(model, info)
+    for key, perm in (("q", lay.qperm), ("v", lay.vperm), ("a", lay.vperm),
+                      ("tau", lay.vperm)):
+        np.ascontiguousarray(states[key][:, perm]).tofile(work / f"{key}.bin")
+    fns = info["functions"]
+    sizes = {key: max(max(int(f[key]) for f in fns.values()), 1)
+             for key in ("sz_arg", "sz_res", "sz_iw", "sz_w")}
+    sizes["sz_arg"], sizes["sz_res"] = max(sizes["sz_arg"], 3), max(sizes["sz_res"], 2)
+    driver = CASADI_DRIVER.replace("@NQ@", str(model.nq)).replace("@NV@", str(model.nv))
+    for key, value in sizes.items():
+        driver = driver.replace(f"@{key.upper()}@", str(value))
+    (work / "driver.c").write_text(driver)
+    started = time.perf_counter()
+    objects = []
+    for source in (*(f["file"] for f in fns.values()), "driver.c"):
+        _run(["gcc", "-std=c99", *FLAGS, f"-I{TIMING_DIR}", "-c", source, "-o",
+              source[:-2] + ".o"], work, f"gcc {source}")
+        objects.append(source[:-2] + ".o")
+    _run(["gcc", "-std=c99", *FLAGS, *objects, "-o", "driver", "-lm"], work, "linking")
+    info["seconds"]["compile"] = time.perf_counter() - started
+    n, nv = len(states["q"]), model.nv
+
+    def run(repeats: int) -> dict[str, Any]:
+        out = json.loads(_run(["./driver", str(n), str(repeats)], work,
+                              "CasADi's derivatives program"))
+        got = {k: lay.matrix_from_pin(np.reshape(x, (nv, nv)).T)  # CasADi: column-major
+               for k, x in out["check"].items() if k != "done"}
+        return {"ns": out["ns"], "matrices": got}
+
+    return run, info
+
+
+# ------------------------------------------------------------------------------ one robot
+def measure_robot(name: str, floating: bool, count: int, repeats: int, rounds: int,
+                  peers: Mapping[str, Any]) -> dict[str, Any]:
+    """Every tool on one robot (module docstring)."""
+    model = load_robot(name, floating)
+    states = random_states(model, count, seed=0)
+    started = time.perf_counter()
+    ks = symgen.generate(model, [ID, FD])
+    generation_s = time.perf_counter() - started
+    ops = ks.op_counts()
+    entry: dict[str, Any] = {
+        "model": name, "nq": model.nq, "nv": model.nv, "states": count, "repeats": repeats,
+        "rounds": rounds, "generation_s": generation_s,
+        "ops": {"symgen": {"id": ops[ID], "fd": ops[FD]}},
+        "fd_method": ks.choices.get(FD, ""), "fd_methods": ks.alternatives.get(FD, {}),
+        "ns": {}, "spread": {}, "check_error": {}, "agreement": {}, "seconds": {},
+    }
+    log(f"  {name}: symgen generated both kernels in {generation_s:.1f} s "
+        f"(∂ID {ops[ID]['total']:,} ops, ∂FD {ops[FD]['total']:,} ops, {entry['fd_method']})")
+    expected = reference_matrices(model, states)
+    with tempfile.TemporaryDirectory() as tmp:
+        def folder(tool: str) -> Path:
+            (Path(tmp) / tool).mkdir()
+            return Path(tmp) / tool
+
+        started = time.perf_counter()
+        runners: dict[str, Runner] = {"symgen": prepare_symgen(model, ks, states,
+                                                               folder("symgen"))}
+        entry["seconds"]["symgen_compile"] = time.perf_counter() - started
+        if "pinocchio" in peers:
+            runners["pinocchio"] = prepare_pinocchio(model, states, peers["pinocchio"],
+                                                     folder("pinocchio"))
+        if "casadi" in peers:
+            runners["casadi"], info = prepare_casadi(model, states, peers["casadi"],
+                                                     folder("casadi"))
+            entry["ops"]["casadi"] = {"id": info["functions"]["drnea"]["ops"],
+                                      "fd": info["functions"]["daba"]["ops"]}
+            entry["seconds"]["casadi"] = info["seconds"]
+        samples: dict[str, list[dict[str, float]]] = {}
+        matrices: dict[str, dict[str, np.ndarray]] = {}
+        tools = list(runners)
+        for r in range(rounds):
+            for tool in tools[r % len(tools):] + tools[:r % len(tools)]:
+                out = runners[tool](repeats)
+                samples.setdefault(tool, []).append(out["ns"])
+                if tool not in matrices:
+                    matrices[tool] = out["matrices"]
+                    entry["check_error"][tool] = _checked(f"{tool} on {name}", out["matrices"],
+                                                          expected)
+    for tool in matrices:
+        if tool != "symgen":
+            entry["agreement"][tool] = max(relative_error(matrices[tool][k],
+                                                          matrices["symgen"][k])
+                                           for k in expected)
+    for kind in ("id", "fd"):
+        entry["ns"][kind] = {t: float(np.median([s[kind] for s in v]))
+                             for t, v in samples.items()}
+        entry["spread"][kind] = {t: [min(s[kind] for s in v), max(s[kind] for s in v)]
+                                 for t, v in samples.items()}
+    log(f"  {name}: " + "; ".join(
+        f"{kind} " + ", ".join(f"{t} {ns:,.0f} ns" for t, ns in entry["ns"][kind].items())
+        for kind in ("id", "fd")))
+    return entry
+
+
+def ratio(entry: Mapping[str, Any], kind: str, tool: str) -> float | None:
+    """tool / symgen ns per call (> 1: symgen faster), or None when not measured."""
+    ns = entry["ns"][kind]
+    return ns[tool] / ns["symgen"] if tool in ns else None
+
+
+def measure(robots: Sequence[tuple[str, bool]], count: int, repeats: int, rounds: int,
+            mode: str = "full", out: Path | None = None, casadi_venv: Path | None = None
+            ) -> dict[str, Any]:
+    """Every robot, the content of ``derivatives.json`` (written to ``out`` as it goes)."""
+    log(f"derivatives: ∂ID and ∂FD, {', '.join(n for n, _ in robots)}")
+    started = time.perf_counter()
+    unavailable: dict[str, str] = {}
+    peers: dict[str, Any] = {}
+    reason = ("skipped by --smoke (building Pinocchio's C++ program takes minutes)"
+              if mode == "smoke" else pinocchio_unavailable())
+    if reason:
+        unavailable["pinocchio"] = reason
+    else:
+        peers["pinocchio"] = pinocchio_driver()
+    if casadi_venv is None:
+        unavailable["casadi"] = "not requested (--no-casadi or --smoke)"
+    else:
+        from .peers import casadi_peer
+
+        reason = casadi_peer.setup(casadi_venv)
+        if reason:
+            unavailable["casadi"] = reason
+        else:
+            peers["casadi"] = casadi_venv
+    versions: dict[str, Any] = {}
+    if "pinocchio" in peers:
+        import pinocchio
+
+        versions["pinocchio"] = pinocchio.__version__
+    if "casadi" in peers:
+        from .peers import casadi_peer
+
+        versions["casadi route"] = casadi_peer.versions(casadi_venv)
+    res: dict[str, Any] = {
+        "machine": machine_info(), "versions": versions, "unavailable": unavailable,
+        "settings": {"states": count, "repeats": repeats, "rounds": rounds, "seed": 0,
+                     "flags": list(FLAGS), "check_rtol": CHECK_RTOL, "goal": GOAL},
+        "results": [], "complete": False,
+    }
+    cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    res["settings"]["pinned_cpu"] = pin_to_one_cpu()
+    try:
+        for name, floating in robots:
+            res["results"].append(measure_robot(name, floating, count, repeats, rounds, peers))
+            if out is not None:
+                write_json(out, res)
+    finally:
+        if cpus is not None:
+            os.sched_setaffinity(0, cpus)
+    res["complete"] = True
+    res["seconds"] = time.perf_counter() - started
+    if out is not None:
+        write_json(out, res)
+    return res
+
+
+# ------------------------------------------------------------------------------ page
+KINDS = {"id": "∂ID (∂τ/∂q, ∂τ/∂v)", "fd": "∂FD (∂q̈/∂q, ∂q̈/∂v, ∂q̈/∂τ)"}
+TOOLS = {"pinocchio": "Pinocchio (C++)", "casadi": "CasADi-generated"}
+
+
+def _ns(x: float) -> str:
+    return f"{x:,.0f}" if x >= 100 else f"{x:.1f}"
+
+
+def _cell(entry: Mapping[str, Any], kind: str, tool: str) -> str:
+    r = ratio(entry, kind, tool)
+    return "—" if r is None else f"{_ns(entry['ns'][kind][tool])} (×{r:.2f})"
+
+
+def _ops(entry: Mapping[str, Any], kind: str, tool: str) -> str:
+    counts = entry["ops"].get(tool)
+    return "—" if counts is None else f"{counts[kind]['total']:,}"
+
+
+def _behind(res: Mapping[str, Any]) -> list[str]:
+    """Every robot–kernel–peer where symgen misses the goal (Pinocchio: ×GOAL; CasADi: ×1)."""
+    out = []
+    for e in res["results"]:
+        for kind in ("id", "fd"):
+            for tool, goal in (("pinocchio", res["settings"]["goal"]), ("casadi", 1.0)):
+                r = ratio(e, kind, tool)
+                if r is not None and r < goal:
+                    out.append(f"{kind.upper()} derivatives on {e['model']} against "
+                               f"{TOOLS[tool]} (×{r:.2f}, goal ×{goal:g})")
+    return out
+
+
+def summary(res: Mapping[str, Any]) -> str:
+    parts = []
+    for tool in ("pinocchio", "casadi"):
+        cells = [f"{e['model']} ∂ID ×{ratio(e, 'id', tool):.2f}, ∂FD ×{ratio(e, 'fd', tool):.2f}"
+                 for e in res["results"] if ratio(e, "id", tool) is not None]
+        if cells:
+            parts.append(f"against {TOOLS[tool]}: " + "; ".join(cells))
+    talos = [e for e in res["results"] if e["model"] == "talos"]
+    text = "symgen's derivative kernels, " + (" — ".join(parts) or "no peer measured") + \
+        " (peer time / symgen time)."
+    if talos:
+        text += f" Both Talos derivative kernels generate in {talos[0]['generation_s']:.0f} s."
+    behind = _behind(res)
+    text += (" **Goal missed:** " + "; ".join(behind) + "." if behind else
+             f" The goal (×{res['settings']['goal']:g} against Pinocchio, faster than CasADi) "
+             "is met on every robot.")
+    return text
+
+
+def section(res: Mapping[str, Any]) -> str:
+    s = res["settings"]
+    lines = [
+        f"symgen's `inverse_dynamics_derivatives` and `forward_dynamics_derivatives` against "
+        "Pinocchio's C++ `computeRNEADerivatives` / `computeABADerivatives` and CasADi-generated "
+        "C of the Jacobians of Pinocchio's RNEA / ABA (`bench/derivatives.py`; derivatives in "
+        f"the tangent space, as Pinocchio's). {s['states']} random states (seed {s['seed']}), "
+        f"`{' '.join(s['flags'])}`, median of {s['rounds']} interleaved rounds of "
+        f"{s['repeats']} passes, one pinned core. Before timing, every tool's first-state "
+        f"matrices agree with central differences of `symgen.reference` to {s['check_rtol']:g}. "
+        "Cells: ns per call (peer time / symgen time: > 1, symgen is faster).",
+        "",
+        "What each call computes: symgen's ∂FD also returns ∂q̈/∂τ = M⁻¹, as Pinocchio's "
+        "`computeABADerivatives` does; the CasADi functions return only the q and v "
+        "Jacobians. Pinocchio's `computeRNEADerivatives` also returns M.",
+        "",
+    ]
+    for name, why in res.get("unavailable", {}).items():
+        lines.append(f"- {TOOLS.get(name, name)} not measured: {why}.")
+    for kind, title in KINDS.items():
+        rows = []
+        for e in res["results"]:
+            rows.append([e["model"], e["nv"], _ns(e["ns"][kind]["symgen"]),
+                         _cell(e, kind, "pinocchio"), _cell(e, kind, "casadi"),
+                         _ops(e, kind, "symgen"), _ops(e, kind, "casadi")])
+        lines += ["", f"**{title}** (ns per call)", "",
+                  table(["robot", "nv", "symgen", "Pinocchio (C++)", "CasADi-generated",
+                         "symgen ops", "CasADi ops"], rows)]
+    rows = [[e["model"], f"{e['generation_s']:.1f}", f"{e['seconds']['symgen_compile']:.1f}",
+             e["fd_method"] or "—",
+             ", ".join(f"{k} {v:,}" for k, v in e["fd_methods"].items()) or "—",
+             f"{max(e['check_error']['symgen'].values()):.1e}",
+             ", ".join(f"{TOOLS[t]} {x:.1e}" for t, x in e["agreement"].items()) or "—"]
+            for e in res["results"]]
+    lines += ["", "**Generation and checks**", "",
+              table(["robot", "generation (s)", "gcc -O3 (s)", "∂FD derivation",
+                     "∂FD candidates (ops)", "symgen vs differences",
+                     "largest difference from symgen"], rows, "lrrllll")]
+    behind = _behind(res)
+    lines += ["", "**Where symgen is behind the goal:** " + ("; ".join(behind) + "."
+                                                          if behind else "nowhere.")]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.derivatives",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="UR5 and Panda, 200 states")
+    parser.add_argument("--robots", default=None, help="comma-separated, of "
+                        + ", ".join(n for n, _ in ROBOTS))
+    parser.add_argument("--states", type=int, default=None)
+    parser.add_argument("--out", type=Path, default=None, help="folder for derivatives.json")
+    parser.add_argument("--no-casadi", action="store_true")
+    args = parser.parse_args(argv)
+    cfg = MODES["quick" if args.quick else "full"]
+    robots = cfg["robots"]
+    if args.robots:
+        known = dict(ROBOTS)
+        unknown = [r for r in args.robots.split(",") if r not in known]
+        if unknown:
+            parser.error(f"unknown robot(s) {', '.join(unknown)}")
+        robots = tuple((r, known[r]) for r in args.robots.split(","))
+    out = args.out / "derivatives.json" if args.out else (
+        RESULTS / "derivatives.json" if not (args.robots or args.states or args.quick)
+        else None)
+    from . import __main__ as entry
+
+    venv = None if args.no_casadi else entry.CASADI_VENV
+    res = measure(robots, args.states or cfg["states"], cfg["repeats"], cfg["rounds"],
+                  out=out, casadi_venv=venv)
+    print(section(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
