@@ -6,8 +6,9 @@ rest need no acceleration: g(q) = τ, g the gravity (and force-element) forces. 
 Newton on r(q) = g(q) − τ along q ⊕ δ, with ∂r/∂δ from ``inverse_dynamics_derivatives`` at
 v = a = 0 (docs/derivatives.md). Closed loops: in the independent coordinates q_R of the
 constraint embedding (docs/loops.md), r(q_R) = T_R(q) − τ_R with T_R from
-``embedded_inverse_dynamics`` at rest and the dependent coordinates from
-``dependent_coordinates``; its Jacobian by central differences of those kernels. Each step
+``embedded_inverse_dynamics`` at rest, its Jacobian along the loop manifold from
+``embedded_inverse_dynamics_derivatives``; a step moves the independent coordinates
+(``integrate``) and closes the loops again (``dependent_coordinates``). Each step
 is halved until |r| decreases (backtracking), so the iteration converges to the
 equilibrium of the basin it starts in (stable or not: r = 0 is all it asks).
 """
@@ -19,9 +20,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .model import Model, SymgenError
-
-#: Step of the central differences of the closed-loop residual.
-DIFFERENCE_STEP = 1e-7
 
 
 @dataclass(frozen=True)
@@ -43,8 +41,8 @@ def _tree_kernels(model: Model):
 def _loop_kernels(model: Model):
     from .generate import generate
 
-    return generate(model, ["embedded_inverse_dynamics", "dependent_coordinates"]
-                    ).compile(vectorize=None)
+    return generate(model, ["embedded_inverse_dynamics", "embedded_inverse_dynamics_derivatives",
+                            "dependent_coordinates", "integrate"]).compile(vectorize=None)
 
 
 def static_equilibrium(model: Model, q0, tau=None, tolerance: float = 1e-10,
@@ -80,29 +78,31 @@ def _closed(model: Model, q0, tau, tolerance: float, iterations: int, lib) -> Eq
     zero = np.zeros(len(ind))
     q = np.array(q0, float)
 
-    def close(x: np.ndarray, q_ind: np.ndarray) -> np.ndarray:
-        y = x.copy()
-        y[ind] = q_ind
-        closed, status = lib.dependent_coordinates(y)
+    def close(x: np.ndarray) -> np.ndarray:
+        closed, status = lib.dependent_coordinates(x)
         if status[0] > 1e-9:
-            raise SymgenError(f"model {model.name!r}: the loops do not close at independent "
-                              f"coordinates {q_ind} (residual {status[0]:.1e})")
+            raise SymgenError(f"model {model.name!r}: the loops do not close there "
+                              f"(residual {status[0]:.1e})")
         return closed
+
+    def moved(x: np.ndarray, step: np.ndarray, size: float) -> np.ndarray:
+        """The independent coordinates moved by ``size`` ``step`` on their manifolds, the
+        loops closed again."""
+        full = np.zeros(model.nv)
+        full[ind] = step
+        return close(lib.integrate(x, full, [size]))
 
     def residual(x: np.ndarray) -> np.ndarray:
         return lib.embedded_inverse_dynamics(x, zero, zero)[0] - tau
 
-    q = close(q, q[ind])
+    q = close(q)
     r = residual(q)
     for k in range(iterations):
         if np.max(np.abs(r)) <= tolerance:
             return Equilibrium(q, float(np.max(np.abs(r))), k)
-        jac = np.column_stack([
-            (residual(close(q, q[ind] + DIFFERENCE_STEP * e))
-             - residual(close(q, q[ind] - DIFFERENCE_STEP * e))) / (2 * DIFFERENCE_STEP)
-            for e in np.eye(len(ind))])
+        jac, _ = lib.embedded_inverse_dynamics_derivatives(q, zero, zero)
         step = -np.linalg.lstsq(jac, r, rcond=None)[0]
-        q, r = _backtrack(lambda s, q=q, step=step: close(q, q[ind] + s * step), residual, r)
+        q, r = _backtrack(lambda s, q=q, step=step: moved(q, step, s), residual, r)
     raise _failed(model, r, iterations)
 
 
@@ -129,4 +129,4 @@ def _failed(model: Model, r: np.ndarray, iterations: int) -> SymgenError:
                        f"Newton iterations (residual {np.max(np.abs(r)):.1e}); start nearer")
 
 
-__all__ = ["DIFFERENCE_STEP", "Equilibrium", "static_equilibrium"]
+__all__ = ["Equilibrium", "static_equilibrium"]

@@ -32,14 +32,17 @@ from ..optimize import optimize
 from ..program import Program, ProgramBuilder
 
 
-def inner_program(context: Any, kernel: str, name: str) -> Program:
-    """The optimised program of registered kernel ``kernel`` for ``context`` (no frame, no
-    partitioning), to be replayed."""
+def inner_program(context: Any, kernel: str, name: str, method: str = "",
+                  frame: str | None = None) -> Program:
+    """The optimised program of registered kernel ``kernel`` for ``context`` (no
+    partitioning; derivation ``method``, default the kernel's first; ``frame`` for a
+    per-frame kernel), to be replayed."""
     from ..registry import get
     from .tree_kernels import TreeTarget
 
     spec = get(kernel)
-    return optimize(spec.derive(context, TreeTarget(f"{name}__{kernel}"), spec))
+    target = TreeTarget(f"{name}__{kernel}", frame=frame, method=method)
+    return optimize(spec.derive(context, target, spec))
 
 
 def _pass_through(inputs: dict[str, list[Expr]], program: Program) -> dict[str, list[Expr]]:
@@ -48,13 +51,18 @@ def _pass_through(inputs: dict[str, list[Expr]], program: Program) -> dict[str, 
 
 
 def perturbed_configuration(b: ProgramBuilder, context: Any, name: str,
-                            inputs: dict[str, list[Expr]]) -> tuple[list[Expr], list[Tangent]]:
-    """(q ⊕ δ at δ = 0, its tangents along δ): the ``integrate`` program replayed."""
+                            inputs: dict[str, list[Expr]],
+                            directions: Sequence[Tangent] | None = None
+                            ) -> tuple[list[Expr], list[Tangent]]:
+    """(q ⊕ δ at δ = 0, its tangents along δ): the ``integrate`` program replayed. The
+    tangent of δ is the identity, or ``directions`` (one tangent per velocity coordinate:
+    the columns of a map such as the embedding's X)."""
     model = context.model
     program = inner_program(context, "integrate", name)
     values = {**_pass_through(inputs, program), "q": inputs["q"],
               "v": [ZERO] * model.nv, "dt": [ONE]}
-    out, tangents = replay(b, program, values, {"v": seeds(model.nv)})
+    out, tangents = replay(b, program, values,
+                           {"v": seeds(model.nv) if directions is None else directions})
     return out["q_next"], tangents["q_next"]
 
 
@@ -186,9 +194,128 @@ def linearization(b: ProgramBuilder, context: Any, name: str, inputs: dict[str, 
     return {"A": _flat(a_rows), "B": _flat(b_rows)}
 
 
+def frame_jacobian_time_derivative(b: ProgramBuilder, context: Any, name: str,
+                                   inputs: dict[str, list[Expr]], frame: str
+                                   ) -> dict[str, list[Expr]]:
+    """J̇ = dJ(q ⊕ t v)/dt at t = 0: the ``frame_jacobian`` program's tangent along the one
+    direction δ = v (the configuration moving with the joint rates; the columns of J̇ are
+    those of J, in the same reference)."""
+    directions = [{0: x} for x in inputs["v"]]
+    q, q_tangent = perturbed_configuration(b, context, name, inputs, directions)
+    program = inner_program(context, "frame_jacobian", name, frame=frame)
+    _, tangents = replay(b, program, {**_pass_through(inputs, program), "q": q},
+                         {"q": q_tangent})
+    return {"Jdot": [t.get(0, ZERO) for t in tangents["J"]]}
+
+
+# ---------------------------------------------------------------- constraint embedding
+def embedding_directions(b: ProgramBuilder, context: Any, q: Sequence[Expr],
+                         params: Sequence[Expr]) -> list[Tangent]:
+    """The columns of X_S over every coordinate, as tangents (one per velocity coordinate,
+    direction k = independent coordinate k): on the loop manifold q(θ_R) moves as
+    q ⊕ (X_S δ_R) to first order, since Φ(q) = 0 and Y X_S = 0 (Jain 2009, eq. 11)."""
+    from . import embedded
+    from .tree import build_tree
+
+    tree = build_tree(context.model, b, q, params, snap=context.snap)
+    emb = embedded.embedding_map(b, tree, context.loop_rows,
+                                 embedded.nodes(tree, context.embedding, context.loop_keep),
+                                 context.embedding.independent, None)
+    r = len(emb.independent)
+    columns = [embedded.expand(b, emb, [ONE if j == k else ZERO for j in range(r)])
+               for k in range(r)]
+    return [{k: columns[k][i] for k in range(r) if columns[k][i] is not ZERO}
+            for i in range(context.model.nv)]
+
+
+def _embedded_tangents(b: ProgramBuilder, context: Any, name: str,
+                       inputs: dict[str, list[Expr]], kernel: str, rates: str, last: str,
+                       last_size: int, method: str = "") -> dict[str, list[Tangent]]:
+    """Tangents of embedded kernel ``kernel``'s outputs along δ_R (directions 0 … r − 1:
+    the configuration moved on the loop manifold), its independent rates ``rates``
+    (r … 2r − 1) and its input ``last`` (2r …)."""
+    r = len(context.embedding.independent)
+    directions = embedding_directions(b, context, inputs["q"], inputs.get("params", []))
+    q, q_tangent = perturbed_configuration(b, context, name, inputs, directions)
+    program = inner_program(context, kernel, name, method)
+    values = {**_pass_through(inputs, program), "q": q}
+    seeded = {"q": q_tangent, rates: seeds(r, r)}
+    if last_size:
+        seeded[last] = seeds(last_size, 2 * r)
+    _, tangents = replay(b, program, values, seeded)
+    return tangents
+
+
+def embedded_inverse_dynamics_derivatives(b: ProgramBuilder, context: Any, name: str,
+                                          inputs: dict[str, list[Expr]]
+                                          ) -> dict[str, list[Expr]]:
+    """∂T_R/∂θ_R (along the loop manifold) and ∂T_R/∂θ̇_R of embedded inverse dynamics
+    (∂T_R/∂θ̈_R = XᵀMX, the ``embedded_mass_matrix`` kernel)."""
+    r = len(context.embedding.independent)
+    tau = _embedded_tangents(b, context, name, inputs, "embedded_inverse_dynamics", "v_ind",
+                             "a_ind", 0)["tau_ind"]
+    return {"dtau_dq": _flat(_matrix(tau, 0, r)), "dtau_dv": _flat(_matrix(tau, r, r))}
+
+
+def embedded_forward_dynamics_derivatives(b: ProgramBuilder, context: Any, name: str,
+                                          inputs: dict[str, list[Expr]], method: str = ""
+                                          ) -> dict[str, list[Expr]]:
+    """∂θ̈_R/∂θ_R (along the loop manifold), ∂θ̈_R/∂θ̇_R and ∂θ̈_R/∂τ = (XᵀMX)⁻¹Xᵀ of
+    embedded forward dynamics, its program differentiated (derivation ``method`` of the
+    forward dynamics: the embedded recursion or the reduced mass matrix)."""
+    nv, r = context.model.nv, len(context.embedding.independent)
+    a = _embedded_tangents(b, context, name, inputs, "embedded_forward_dynamics", "v_ind",
+                           "tau", nv, method)["a_ind"]
+    return {"dqdd_dq": _flat(_matrix(a, 0, r)), "dqdd_dv": _flat(_matrix(a, r, r)),
+            "dqdd_dtau": _flat(_matrix(a, 2 * r, nv))}
+
+
+def embedded_linearization(b: ProgramBuilder, context: Any, name: str,
+                           inputs: dict[str, list[Expr]], method: str = ""
+                           ) -> dict[str, list[Expr]]:
+    """A and B of ẋ = f(x, τ) in the independent coordinates, x = (θ_R ⊕ δ_R, θ̇_R):
+    A = [[−ad_v, I], [∂θ̈_R/∂θ_R, ∂θ̈_R/∂θ̇_R]], B = [[0], [∂θ̈_R/∂τ]] (r × nv blocks of B:
+    τ are the forces of every joint, as ``embedded_forward_dynamics`` takes them)."""
+    nv = context.model.nv
+    independent = list(context.embedding.independent)
+    r = len(independent)
+    d = embedded_forward_dynamics_derivatives(b, context, name, inputs, method)
+    rates = [ZERO] * nv
+    for k, i in enumerate(independent):
+        rates[i] = inputs["v_ind"][k]
+    _check_lie_joints(context.model, set(independent))
+    lie = lie_term(context.model, rates)
+    a_rows = [[*(lie[i][j] for j in independent), *(ONE if c == k else ZERO for c in range(r))]
+              for k, i in enumerate(independent)]
+    a_rows += [[*d["dqdd_dq"][k * r:(k + 1) * r], *d["dqdd_dv"][k * r:(k + 1) * r]]
+               for k in range(r)]
+    b_rows = [[ZERO] * nv for _ in range(r)] + [d["dqdd_dtau"][k * nv:(k + 1) * nv]
+                                                for k in range(r)]
+    return {"A": _flat(a_rows), "B": _flat(b_rows)}
+
+
+def _check_lie_joints(model: Any, independent: set[int]) -> None:
+    """A spherical or free joint must be wholly independent or wholly dependent: the
+    first-order error dynamics −ad_v of one split between the two are not derived."""
+    from ..model import JointType, SymgenError
+
+    for joint in model.independent_joints:
+        if joint.type not in (JointType.SPHERICAL, JointType.FREE):
+            continue
+        coords = set(range(model.nv)[model.v_slices[joint.name]])
+        if coords & independent and coords - independent:
+            raise SymgenError(f"model {model.name!r}: joint {joint.name!r} ({joint.type.value}) "
+                              "has both independent and dependent coordinates in the "
+                              "embedding: linearization in independent coordinates is not "
+                              "available (choose Options.actuated to make it wholly one)")
+
+
 def _flat(rows: Sequence[Sequence[Expr]]) -> list[Expr]:
     return [x for row in rows for x in row]
 
 
-__all__ = ["forward_dynamics_derivatives", "inner_program", "inverse_dynamics_derivatives",
-           "lie_term", "linearization", "perturbed_configuration"]
+__all__ = ["embedded_forward_dynamics_derivatives", "embedded_inverse_dynamics_derivatives",
+           "embedded_linearization", "embedding_directions", "forward_dynamics_derivatives",
+           "frame_jacobian_time_derivative",
+           "inner_program", "inverse_dynamics_derivatives", "lie_term", "linearization",
+           "perturbed_configuration"]

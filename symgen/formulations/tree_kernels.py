@@ -781,19 +781,16 @@ register(Kernel(
 ))
 
 
-def _linearization_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
-    """[[−ad_v, I], [∂q̈/∂q, ∂q̈/∂v]] and [[0], [M⁻¹]] from the numpy references: the forward
-    derivatives of :func:`_fd_derivatives_reference` and −ad_v of each Lie-group joint."""
-    d = _fd_derivatives_reference(r)
-    nv = r.model.nv
+def _lie_reference(model: Model, v: np.ndarray) -> np.ndarray:
+    """−ad_v on the rows and columns of each spherical and free joint, zero elsewhere."""
+    nv = model.nv
     lie = np.zeros((nv, nv))
-    v = np.asarray(r.v, float)
 
     def skew(w: np.ndarray) -> np.ndarray:
         return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
 
-    for joint in r.model.independent_joints:
-        s = r.model.v_slices[joint.name]
+    for joint in model.independent_joints:
+        s = model.v_slices[joint.name]
         if joint.type is JointType.SPHERICAL:
             lie[s, s] = -skew(v[s])
         elif joint.type is JointType.FREE:
@@ -801,10 +798,45 @@ def _linearization_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
             w, u = v[k:k + 3], v[k + 3:k + 6]
             lie[k:k + 3, k:k + 3] = lie[k + 3:k + 6, k + 3:k + 6] = -skew(w)
             lie[k + 3:k + 6, k:k + 3] = -skew(u)
+    return lie
+
+
+def _linearization_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    """[[−ad_v, I], [∂q̈/∂q, ∂q̈/∂v]] and [[0], [M⁻¹]] from the numpy references: the forward
+    derivatives of :func:`_fd_derivatives_reference` and −ad_v of each Lie-group joint."""
+    d = _fd_derivatives_reference(r)
+    nv = r.model.nv
+    lie = _lie_reference(r.model, np.asarray(r.v, float))
     a = np.block([[lie, np.eye(nv)], [d["dqdd_dq"], d["dqdd_dv"]]])
     return {"A": a, "B": np.vstack([np.zeros((nv, nv)), d["dqdd_dtau"]])}
 
 
+def _jacobian_time_derivative_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    """Central differences of the reference frame Jacobian along q ⊕ ±h v."""
+    ref, h = _ref(), DIFFERENCE_STEP
+    q, v = np.asarray(r.q, float), np.asarray(r.v, float)
+
+    def jacobian(x: np.ndarray) -> np.ndarray:
+        return ref.frame_jacobian(r.model, x, r.frame, r.context.jacobian_reference,
+                                  params=r.params)
+
+    plus = ref.integrate(r.model, q, v, h, params=r.params)
+    minus = ref.integrate(r.model, q, v, -h, params=r.params)
+    return {"Jdot": (jacobian(plus) - jacobian(minus)) / (2 * h)}
+
+
+register(Kernel(
+    "frame_jacobian_time_derivative", FORMULATION,
+    "J̇(q, v): time derivative of a frame's Jacobian (6×nv) as q moves with v", ("q", "v"),
+    _one("Jdot", lambda c: (6, c.model.nv),
+         "dJ/dt (6 × nv, row-major), rows and reference as frame_jacobian"),
+    _with_context(lambda d, c: derivatives.frame_jacobian_time_derivative(
+        d.b, c, d.b.name, d.inputs, d.frame_name)),
+    reference=_jacobian_time_derivative_reference, per_frame=True, uses_tree=False,
+    default=False, on_request=True, tolerance=DIFFERENCE_TOLERANCE,
+    doc="The frame_jacobian program differentiated along δ = v (docs/derivatives.md); the "
+    "numpy reference is central differences (step 1e-6, bound 1e-6).",
+))
 register(Kernel(
     "linearization", FORMULATION,
     "A, B of ẋ = f(x, u) in the tangent space, x = (q, v), u = τ", ("q", "v", "tau"),
@@ -1045,6 +1077,107 @@ register(Kernel(
         c.baumgarte, _element_forces(d))[0]),
     reference=_consistent_reference, takes_forces=True, loops=True, default=False,
     consistent=True,
+))
+
+
+# ---------------------------------------------------------------- embedding derivatives
+def _embedded_differences(r: ReferenceQuery, fn: Callable[[ReferenceQuery], np.ndarray]
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """(∂f/∂θ_R along the loop manifold, ∂f/∂θ̇_R) of ``fn`` (a reference evaluated at a
+    modified query) by central differences: q ⊕ ±h X eₖ with X of the numeric loop
+    closure (the second-order departures from the manifold cancel in the central
+    difference) and θ̇_R ± h eₖ."""
+    ref, h = _ref(), DIFFERENCE_STEP
+    x, _, _ = _numeric_embedding(r, None)
+    q, v_ind = np.asarray(r.q, float), np.asarray(r.state["v_ind"], float)
+
+    def at(q_: np.ndarray, v_: np.ndarray) -> np.ndarray:
+        return fn(ReferenceQuery(r.model, {**r.state, "q": q_, "v_ind": v_}, r.frame,
+                                 r.context))
+
+    dq, dv = [], []
+    for k, e in enumerate(np.eye(x.shape[1])):
+        plus = ref.integrate(r.model, q, x[:, k], h, params=r.params)
+        minus = ref.integrate(r.model, q, x[:, k], -h, params=r.params)
+        dq.append((at(plus, v_ind) - at(minus, v_ind)) / (2 * h))
+        dv.append((at(q, v_ind + h * e) - at(q, v_ind - h * e)) / (2 * h))
+    return np.array(dq).T, np.array(dv).T
+
+
+def _embedded_id_derivatives_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    dq, dv = _embedded_differences(r, lambda s: _embedded_inverse_reference(s)["tau_ind"])
+    return {"dtau_dq": dq, "dtau_dv": dv}
+
+
+def _embedded_fd_derivatives_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    """Central differences of the reference embedded forward dynamics; ∂θ̈_R/∂τ =
+    (XᵀMX)⁻¹Xᵀ with the reference M."""
+    dq, dv = _embedded_differences(r, lambda s: _embedded_forward_reference(s)["a_ind"])
+    x, _, _ = _numeric_embedding(r, None)
+    m = _ref().mass_matrix(r.model, r.q, params=r.params)
+    return {"dqdd_dq": dq, "dqdd_dv": dv,
+            "dqdd_dtau": np.linalg.solve(x.T @ m @ x, x.T)}
+
+
+def _embedded_linearization_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    """[[−ad_v, I], [∂θ̈_R/∂θ_R, ∂θ̈_R/∂θ̇_R]] and [[0], [∂θ̈_R/∂τ]] from the references."""
+    d = _embedded_fd_derivatives_reference(r)
+    ind = list(r.context.embedding.independent)
+    n = len(ind)
+    v = np.zeros(r.model.nv)
+    v[ind] = r.state["v_ind"]
+    lie = _lie_reference(r.model, v)[np.ix_(ind, ind)]
+    return {"A": np.block([[lie, np.eye(n)], [d["dqdd_dq"], d["dqdd_dv"]]]),
+            "B": np.vstack([np.zeros((n, r.model.nv)), d["dqdd_dtau"]])}
+
+
+def _ind_ind(c: TreeContext) -> tuple[int, ...]:
+    return _n_ind(c) * 2
+
+
+_EMBEDDED_DERIVATIVES_DOC = (
+    "Derivatives along the loop manifold: θ_R ⊕ δ_R moves every coordinate by X δ_R to first "
+    "order (docs/derivatives.md, 'Closed loops'). The numpy reference is central differences "
+    "(step 1e-6, bound 1e-6). " + _EMBEDDING_DOC)
+register(Kernel(
+    "embedded_inverse_dynamics_derivatives", FORMULATION,
+    "∂T_R/∂θ_R (along the loop manifold) and ∂T_R/∂θ̇_R of embedded inverse dynamics "
+    "(∂T_R/∂θ̈_R = XᵀMX)", ("q", "v_ind", "a_ind"),
+    (Output("dtau_dq", _ind_ind, "∂T_R/∂θ_R (independent × independent, row-major)"),
+     Output("dtau_dv", _ind_ind, "∂T_R/∂θ̇_R (independent × independent, row-major)")),
+    _with_context(lambda d, c: derivatives.embedded_inverse_dynamics_derivatives(
+        d.b, c, d.b.name, d.inputs)),
+    reference=_embedded_id_derivatives_reference, takes_forces=True, embedding=True,
+    uses_tree=False, default=False, on_request=True, tolerance=DIFFERENCE_TOLERANCE,
+    doc=_EMBEDDED_DERIVATIVES_DOC,
+))
+register(Kernel(
+    "embedded_forward_dynamics_derivatives", FORMULATION,
+    "∂θ̈_R/∂θ_R (along the loop manifold), ∂θ̈_R/∂θ̇_R and ∂θ̈_R/∂τ of embedded forward "
+    "dynamics", ("q", "v_ind", "tau"),
+    (Output("dqdd_dq", _ind_ind, "∂θ̈_R/∂θ_R (independent × independent, row-major)"),
+     Output("dqdd_dv", _ind_ind, "∂θ̈_R/∂θ̇_R (independent × independent, row-major)"),
+     Output("dqdd_dtau", lambda c: (_n_ind(c)[0], c.model.nv),
+            "∂θ̈_R/∂τ = (XᵀMX)⁻¹Xᵀ (independent × nv, row-major)")),
+    _with_context(lambda d, c: derivatives.embedded_forward_dynamics_derivatives(
+        d.b, c, d.b.name, d.inputs, d.method)),
+    reference=_embedded_fd_derivatives_reference, takes_forces=True, embedding=True,
+    uses_tree=False, default=False, on_request=True, tolerance=DIFFERENCE_TOLERANCE,
+    methods=EMBEDDED_METHODS, doc=_EMBEDDED_DERIVATIVES_DOC,
+))
+register(Kernel(
+    "embedded_linearization", FORMULATION,
+    "A, B of ẋ = f(x, u) in the independent coordinates, x = (θ_R, θ̇_R), u = τ",
+    ("q", "v_ind", "tau"),
+    (Output("A", lambda c: (2 * _n_ind(c)[0],) * 2,
+            "A (2r × 2r, row-major): [[−ad_v, I], [∂θ̈_R/∂θ_R, ∂θ̈_R/∂θ̇_R]]"),
+     Output("B", lambda c: (2 * _n_ind(c)[0], c.model.nv),
+            "B (2r × nv): [[0], [∂θ̈_R/∂τ]], τ the forces of every joint")),
+    _with_context(lambda d, c: derivatives.embedded_linearization(
+        d.b, c, d.b.name, d.inputs, d.method)),
+    reference=_embedded_linearization_reference, takes_forces=True, embedding=True,
+    uses_tree=False, default=False, on_request=True, tolerance=DIFFERENCE_TOLERANCE,
+    methods=EMBEDDED_METHODS, doc=_EMBEDDED_DERIVATIVES_DOC,
 ))
 
 
