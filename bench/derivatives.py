@@ -377,6 +377,7 @@ def measure_robot(name: str, floating: bool, count: int, repeats: int, rounds: i
         "rounds": rounds, "generation_s": generation_s,
         "ops": {"symgen": {"id": ops[ID], "fd": ops[FD]}},
         "fd_method": ks.choices.get(FD, ""), "fd_methods": ks.alternatives.get(FD, {}),
+        "id_method": ks.choices.get(ID, ""), "id_methods": ks.alternatives.get(ID, {}),
         "ns": {}, "spread": {}, "check_error": {}, "agreement": {}, "seconds": {},
     }
     log(f"  {name}: symgen generated both kernels in {generation_s:.1f} s "
@@ -568,15 +569,18 @@ def section(res: Mapping[str, Any]) -> str:
         lines += ["", f"**{title}** (ns per call)", "",
                   table(["robot", "nv", "symgen", "Pinocchio (C++)", "CasADi-generated",
                          "symgen ops", "CasADi ops"], rows)]
+    def methods(e: Mapping[str, Any], kind: str) -> str:
+        listed = ", ".join(f"{k} {v:,}" for k, v in e.get(f"{kind}_methods", {}).items())
+        return f"{e.get(f'{kind}_method') or '—'} ({listed})" if listed else "—"
+
     rows = [[e["model"], f"{e['generation_s']:.1f}", f"{e['seconds']['symgen_compile']:.1f}",
-             e["fd_method"] or "—",
-             ", ".join(f"{k} {v:,}" for k, v in e["fd_methods"].items()) or "—",
+             methods(e, "id"), methods(e, "fd"),
              f"{max(e['check_error']['symgen'].values()):.1e}",
              ", ".join(f"{TOOLS[t]} {x:.1e}" for t, x in e["agreement"].items()) or "—"]
             for e in res["results"]]
     lines += ["", "**Generation and checks**", "",
-              table(["robot", "generation (s)", "gcc -O3 (s)", "∂FD derivation",
-                     "∂FD candidates (ops)", "symgen vs differences",
+              table(["robot", "generation (s)", "gcc -O3 (s)", "∂ID derivation (ops)",
+                     "∂FD derivation (ops)", "symgen vs differences",
                      "largest difference from symgen"], rows, "lrrllll")]
     behind = _behind(res)
     lines += ["", "**Where symgen is behind the goal:** " + ("; ".join(behind) + "."

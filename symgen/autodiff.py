@@ -1,6 +1,6 @@
-"""Forward-mode differentiation as a program transform (Griewank & Walther, *Evaluating
+"""Differentiation as a program transform: forward mode (Griewank & Walther, *Evaluating
 Derivatives*, 2nd ed., SIAM 2008, ch. 3: the tangent propagation of a straight-line
-program).
+program) and reverse mode (ibid., ch. 3.2-3.3 and 4: the adjoint sweep).
 
 :func:`replay` re-emits a :class:`~symgen.program.Program` into another builder with its
 inputs replaced by expressions (so that programs compose: a configuration perturbed on its
@@ -12,6 +12,12 @@ Tangents are sparse (a direction reaches only what depends on it), zeros fold as
 expressions are built, and the usual CSE and dead-code removal follow, so the derivative
 program keeps the structure of the original (a hinge's quantities depend on its ancestors'
 coordinates only).
+
+:func:`adjoint` is the reverse mode: the program replayed forward (values only), then its
+assignments visited backwards, each temporary's adjoint t̄ (the sum of the contributions
+of its uses, complete once the sweep reaches its definition) passed on as c̄ᵢ += ∂f/∂cᵢ · t̄.
+Adjoints are sparse maps too, direction = a seeded output element, so one sweep gives every
+row of a Jacobian: cheaper than forward mode when the outputs are fewer than the inputs.
 """
 
 from __future__ import annotations
@@ -177,6 +183,101 @@ def replay(b: ProgramBuilder, program: Program, values: Mapping[str, Sequence[Ex
     return outputs, out_tangents
 
 
+class _Adjoint:
+    """The reverse sweep: adjoint terms of temporaries and input elements, by direction."""
+
+    def __init__(self, b: ProgramBuilder, forward: _Replay) -> None:
+        self.b = b
+        self.forward = forward
+        self.terms: dict[Sym, dict[int, list[Expr]]] = {}
+
+    def value(self, e: Expr) -> Expr:
+        return self.b.emit(self.forward.node(e)[0])
+
+    def scaled(self, partial: Expr, adj: Tangent) -> Tangent:
+        if partial is ZERO:
+            return {}
+        out: Tangent = {}
+        for d, x in adj.items():
+            product = self.b.emit(partial * x)
+            if product is not ZERO:
+                out[d] = product
+        return out
+
+    def back(self, e: Expr, adj: Tangent) -> None:
+        """Pass the adjoint ``adj`` of expression ``e`` (of the original program) down to the
+        atoms it reads."""
+        if not adj or isinstance(e, Num | Less):
+            return
+        if isinstance(e, Sym):  # a temporary or an input element
+            target = self.terms.setdefault(e, {})
+            for d, x in adj.items():
+                target.setdefault(d, []).append(x)
+            return
+        if isinstance(e, Add):
+            for base, c in e.terms:
+                self.back(base, self.scaled(Num(c), adj))
+            return
+        if isinstance(e, Mul):
+            vals = [(self.value(base), n) for base, n in e.factors]
+            for i, (v, n) in enumerate(vals):
+                others = [(w, m) for j, (w, m) in enumerate(vals) if j != i]
+                partial = mul_factors(e.coeff * n, [*others, *([(v, n - 1)] if n != 1 else [])])
+                self.back(e.factors[i][0], self.scaled(self.b.emit(partial), adj))
+            return
+        if isinstance(e, Call):
+            args = [self.value(a) for a in e.args]
+            partials = _call_partials(e.fn, args, self.b.emit(call(e.fn, *args)))
+            for p, a in zip(partials, e.args, strict=True):
+                self.back(a, self.scaled(self.b.emit(p), adj))
+            return
+        if isinstance(e, Select):
+            cond, _ = self.forward.node(e.cond)
+            if isinstance(cond, Less) and isinstance(cond.lhs, Num) and \
+                    isinstance(cond.rhs, Num):  # a decided branch
+                self.back(e.then if cond.lhs.value < cond.rhs.value else e.other, adj)
+                return
+            b = self.b
+            self.back(e.then, {d: b.emit(select(cond, x, ZERO))  # type: ignore[arg-type]
+                               for d, x in adj.items()})
+            self.back(e.other, {d: b.emit(select(cond, ZERO, x))  # type: ignore[arg-type]
+                                for d, x in adj.items()})
+            return
+        raise SymgenError(f"autodiff: no adjoint rule for {type(e).__name__}")
+
+    def total(self, s: Sym) -> Tangent:
+        """The adjoint of ``s``: its terms summed (and forgotten)."""
+        out: Tangent = {}
+        for d, terms in self.terms.pop(s, {}).items():
+            value = self.b.emit(esum(terms))
+            if value is not ZERO:
+                out[d] = value
+        return out
+
+
+def adjoint(b: ProgramBuilder, program: Program, values: Mapping[str, Sequence[Expr]],
+            output_seeds: Mapping[str, Sequence[Tangent]]
+            ) -> tuple[dict[str, list[Expr]], dict[str, list[Tangent]]]:
+    """Reverse mode: emit ``program`` into ``b`` with its inputs replaced by ``values`` and,
+    given the adjoint seeds of some outputs (per element, a sparse map direction → weight),
+    the adjoints of its inputs: for direction d, Σ over seeded outputs of weight × ∂output/∂input.
+    Returns (outputs, input adjoints by input name, flattened row-major)."""
+    forward = _Replay(b, values, {})
+    for sym, expr in program.assignments:
+        forward.env[sym] = b.emit(forward.node(expr)[0])
+    outputs = {spec.name: [b.emit(forward.node(e)[0]) for e in exprs]
+               for spec, exprs in program.outputs}
+    sweep = _Adjoint(b, forward)
+    for spec, exprs in program.outputs:
+        for e, seed in zip(exprs, output_seeds.get(spec.name, ()), strict=False):
+            sweep.back(e, seed)
+    for sym, expr in reversed(program.assignments):
+        sweep.back(expr, sweep.total(sym))
+    adjoints = {spec.name: [sweep.total(Elem(spec.name, i)) for i in range(spec.size)]
+                for spec in program.inputs}
+    return outputs, adjoints
+
+
 def seeds(size: int, offset: int = 0) -> list[Tangent]:
     """The tangents of an input that is its own direction: element i → {offset + i: 1}."""
     return [{offset + i: ONE} for i in range(size)]
@@ -187,4 +288,4 @@ def jacobian(tangents: Sequence[Tangent], directions: Sequence[int]) -> list[lis
     return [[t.get(d, ZERO) for d in directions] for t in tangents]
 
 
-__all__ = ["Tangent", "jacobian", "replay", "seeds"]
+__all__ = ["Tangent", "adjoint", "jacobian", "replay", "seeds"]

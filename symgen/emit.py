@@ -22,8 +22,9 @@ from pathlib import Path
 
 import jinja2
 
-from . import __version__
+from . import __version__, splitting
 from .cnames import c_comment_text, c_identifier, c_name_text, check_prefix, default_prefix
+from .expr import Elem
 from .formulations.tree_kernels import INPUT_DOCS
 from .generate import KernelSet
 from .model import SymgenError
@@ -152,7 +153,7 @@ def _function(ks: KernelSet, name: str, prefix: str, printer: CPrinter
     )
     read = program.input_arrays_read()
     try:
-        body = printer.body(program)
+        body, parts = _bodies(program, fname, printer)
     except SymgenError as exc:
         raise SymgenError(f"kernel {name}: {exc}") from None
     return function, {
@@ -163,9 +164,44 @@ def _function(ks: KernelSet, name: str, prefix: str, printer: CPrinter
         "prototype": function.prototype,
         "batch_name": function.batch_name,
         "batch_prototype": function.batch_prototype,
-        "unused": [a["name"] for a in inputs if a["name"] not in read],
+        "unused": [] if parts else [a["name"] for a in inputs if a["name"] not in read],
         "body": body,
+        "parts": parts,
+        "statements": len(body) + sum(len(part["body"]) for part in parts),
     }
+
+
+def _bodies(program: Program, fname: str, printer: CPrinter) -> tuple[list[str], list[dict]]:
+    """The kernel's body and, for a program of :data:`~symgen.splitting.SPLIT_MIN` or more
+    assignments, its parts (:mod:`symgen.splitting`): each a function ``<kernel>_part<k>``
+    of the kernel's arguments and the work array, which the kernel declares and calls them
+    with in order."""
+    if len(program.assignments) < splitting.SPLIT_MIN:
+        return printer.body(program), []
+    split_parts, size = splitting.split(program)
+    work = printer.WORK_ARRAY
+    params = printer.parameters(program.inputs, program.output_specs)
+    names = [spec.name for spec in (*program.inputs, *program.output_specs)]
+    parts = []
+    for k, (part, lines) in enumerate(zip(split_parts, printer.part_bodies(program,
+                                                                          split_parts),
+                                          strict=True)):
+        used = {e.array for sym, e_ in program.assignments[part.start:part.stop]
+                for e in e_.symbols() if isinstance(e, Elem)}
+        if k == len(split_parts) - 1:
+            used |= {spec.name for spec in program.output_specs}
+            used |= {e.array for _, exprs in program.outputs for x in exprs
+                     for e in x.symbols() if isinstance(e, Elem)}
+        if part.reads or part.exports:
+            used.add(work)
+        unused = [f"(void){n};" for n in (*names, work) if n not in used]
+        parts.append({"prototype": f"void {fname}_part{k}({', '.join(params)}, "
+                                   f"{printer.type_name} *{work})",
+                      "body": unused + lines})
+    call = ", ".join([*names, work])
+    body = [f"{printer.type_name} {work}[{size}];"]
+    body += [f"{fname}_part{k}({call});" for k in range(len(parts))]
+    return body, parts
 
 
 def _conventions(ks: KernelSet) -> list[str]:
@@ -245,6 +281,10 @@ def _check_symbols(prefix: str, ks: KernelSet, sizes: list[tuple[str, int, str]]
                                     else "")
         claim(f"{prefix}_{name}", owner)
         claim(f"{prefix}_{name}_batch", f"the batch function of {owner}")
+        program = ks.programs[name]
+        if len(program.assignments) >= splitting.SPLIT_MIN:
+            for k in range(splitting.part_count(program)):
+                claim(f"{prefix}_{name}_part{k}", f"part {k} of {owner}")
     return guard
 
 
@@ -329,7 +369,7 @@ def emit_c(ks: KernelSet, prefix: str | None = None, real: str = "double",
     header = check_c_text(env.get_template("model.h.j2").render(context), header_name)
     template = env.get_template("model.c.j2")
     source = check_c_text(template.render(context), source_name)
-    groups = partition([len(f["body"]) for f in functions], units)
+    groups = partition([f["statements"] for f in functions], units)
     groups = groups if len(groups) > 1 else []
     unit_sources = tuple(template.render({**context, "functions": [functions[i] for i in g]})
                          for g in groups)

@@ -23,6 +23,7 @@ import numpy as np
 from .expr import Add, Call, Elem, Expr, Less, Mul, Num, Select, Sym
 from .model import SymgenError
 from .program import ArraySpec, Assign, Program, Statement, Store
+from .splitting import Part
 
 #: An output with at least this many elements equal to the constant +0 is cleared by one loop
 #: before its other elements are stored (C printer). Thousands of constant stores (the dense
@@ -43,6 +44,9 @@ class Printer:
 
     def select(self, cond: str, then: str, other: str) -> str:
         raise NotImplementedError
+
+    #: Spellings of temporaries other than their names (a part's reads of the work array).
+    names: dict[Sym, str] | None = None
 
     def __call__(self, e: Expr) -> str:
         return self.expr(e)
@@ -77,7 +81,7 @@ class Printer:
         if isinstance(e, Elem):
             return self.element(e.array, e.index)
         if isinstance(e, Sym):
-            return e.name
+            return self.names.get(e, e.name) if self.names else e.name
         if isinstance(e, Add):
             return self._add(e)
         if isinstance(e, Mul):
@@ -168,6 +172,36 @@ class CPrinter(Printer):
         """The body; an output with :data:`ZERO_FILL_MIN` or more elements equal to +0 is
         cleared by :meth:`zero_fill` and only its other elements are stored."""
         lines = [self.statement(Assign(sym, e)) for sym, e in program.assignments]
+        return lines + self._stores(program)
+
+    #: The work array of a program printed in parts (block scope; no kernel names an array
+    #: so).
+    WORK_ARRAY = "symgen_w"
+
+    def part_bodies(self, program: Program, parts: Sequence[Part]) -> list[list[str]]:
+        """The statements of each part of ``program`` (:mod:`symgen.splitting`): its
+        assignments, each exported temporary also written to the work array, a read of an
+        earlier part's temporary taken from it; the last part stores the outputs."""
+        bodies = []
+        for k, part in enumerate(parts):
+            self.names = {s: self.element(self.WORK_ARRAY, i) for s, i in part.reads.items()}
+            try:
+                lines = []
+                for sym, e in program.assignments[part.start:part.stop]:
+                    lines.append(self.define(sym.name, self.expr(e)))
+                    if sym in part.exports:
+                        lines.append(self.store(self.element(self.WORK_ARRAY,
+                                                             part.exports[sym]), sym.name))
+                if k == len(parts) - 1:
+                    lines += self._stores(program)
+            finally:
+                self.names = None
+            bodies.append(lines)
+        return bodies
+
+    def _stores(self, program: Program) -> list[str]:
+        """The output stores (zero-filled where :data:`ZERO_FILL_MIN` applies)."""
+        lines: list[str] = []
         for spec, exprs in program.outputs:
             zero = [_positive_zero(e) for e in exprs]
             fill = sum(zero) >= ZERO_FILL_MIN

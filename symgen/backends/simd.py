@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import splitting
 from ..cnames import check_prefix, default_prefix
 from ..emit import (
     REALS,
@@ -227,9 +228,13 @@ def _scalar_loop_reason(program: Program, kernel: Kernel | None) -> str | None:
     elements than it computes operations (a constant or sparse matrix such as the natural
     mass matrix or constraint Jacobian: its batch is bound by the stores, which the scalar
     loop issues as fast, and its thousands of constant lanes and transposes cost the
-    compiler minutes)."""
+    compiler minutes), or one printed in parts (:data:`~symgen.splitting.SPLIT_MIN`)."""
     if kernel is not None and kernel.setup:
         return "runs once per initial condition (a setup kernel)"
+    if len(program.assignments) >= splitting.SPLIT_MIN:
+        return (f"has {len(program.assignments):,} assignments: its scalar function is "
+                "printed in parts (symgen.splitting), and lane code of this size would take "
+                "the compiler minutes")
     stores = sum(spec.size for spec in program.output_specs)
     if program.op_counts()["total"] < stores:
         return "stores more elements than it computes operations"

@@ -8,15 +8,19 @@ free joint, body-frame translation) increment, as Pinocchio's derivatives are
 (Carpentier & Mansard, "Analytical derivatives of rigid body dynamics algorithms", RSS 2018,
 §II). Directions: δ (0 … nv − 1), v (nv … 2nv − 1), τ (2nv … 3nv − 1).
 
-**Inverse dynamics**: ∂τ/∂q and ∂τ/∂v are the tangents of the Newton-Euler program
-(∂τ/∂a = M, the ``mass_matrix`` kernel).
+**Inverse dynamics**: ∂τ/∂q and ∂τ/∂v of the Newton-Euler program (∂τ/∂a = M, the
+``mass_matrix`` kernel), by forward mode (2nv tangent directions) or reverse mode (nv adjoint
+directions, one per τᵢ); the cheaper is kept.
 
 **Forward dynamics**, three derivations (the cheaper is kept): the tangents of the forward
 dynamics program itself (``direct``), or through inverse dynamics: q̈ = FD(q, v, τ)
 satisfies ID(q, v, q̈) = τ, so ∂q̈/∂x = −M⁻¹ ∂ID/∂x for x = q, v and ∂q̈/∂τ = M⁻¹
-(Carpentier & Mansard 2018, eq. 7), with ∂ID/∂x at the computed q̈ and M⁻¹ applied either
-as the dense ``mass_matrix_inverse`` program times each column (``via_id``) or as the
-tree-sparse LᵀDL solve of each column (``via_ltdl``: Featherstone 2008, Tables 6.3-6.4; a
+(Carpentier & Mansard 2018, eq. 7), with ∂ID/∂x at the computed q̈ (one reverse sweep of
+the Newton-Euler program, which costs fewer operations than its 2nv tangent directions on
+every robot measured: docs/derivatives.md) and M⁻¹ applied either
+as the dense ``mass_matrix_inverse`` program times each column (``via_id``, q̈ by the
+forward-dynamics program) or as the tree-sparse LᵀDL solve of each column (``via_ltdl``,
+q̈ by the same factor: Featherstone 2008, Tables 6.3-6.4; a
 column of ∂ID/∂q_j is nonzero only on the ancestors and descendants of DOF j, and the
 solve skips the structural zeros of both the factor and the column).
 """
@@ -26,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..autodiff import Tangent, jacobian, replay, seeds
+from ..autodiff import Tangent, adjoint, jacobian, replay, seeds
 from ..expr import ONE, ZERO, Expr, esum
 from ..optimize import optimize
 from ..program import Program, ProgramBuilder
@@ -71,21 +75,40 @@ def _matrix(tangents: Sequence[Tangent], start: int, n: int) -> list[list[Expr]]
 
 
 def inverse_dynamics_derivatives(b: ProgramBuilder, context: Any, name: str,
-                                 inputs: dict[str, list[Expr]]) -> dict[str, list[Expr]]:
-    """∂τ/∂q (tangent space) and ∂τ/∂v of the Newton-Euler program."""
+                                 inputs: dict[str, list[Expr]], method: str = "forward"
+                                 ) -> dict[str, list[Expr]]:
+    """∂τ/∂q (tangent space) and ∂τ/∂v of the Newton-Euler program, by ``method``
+    ``"forward"`` (2nv tangent directions) or ``"reverse"`` (one adjoint direction per τᵢ;
+    ∂τ/∂δ = ∂τ/∂q · ∂(q ⊕ δ)/∂δ with the second factor from the integrate program's
+    tangents)."""
     nv = context.model.nv
     q, q_tangent = perturbed_configuration(b, context, name, inputs)
     program = inner_program(context, "inverse_dynamics", name)
     values = {**_pass_through(inputs, program), "q": q}
+    if method == "reverse":
+        d_q, d_v = _reverse_rows(b, program, values, nv, q_tangent)
+        return {"dtau_dq": _flat(d_q), "dtau_dv": _flat(d_v)}
     _, tangents = replay(b, program, values, {"q": q_tangent, "v": seeds(nv, nv)})
     tau = tangents["tau"]
     return {"dtau_dq": _flat(_matrix(tau, 0, nv)), "dtau_dv": _flat(_matrix(tau, nv, nv))}
 
 
+def _reverse_rows(b: ProgramBuilder, program: Program, values: dict[str, list[Expr]],
+                  nv: int, q_tangent: Sequence[Tangent]
+                  ) -> tuple[list[list[Expr]], list[list[Expr]]]:
+    """(∂τ/∂δ, ∂τ/∂v) of a program with output ``tau`` by one reverse sweep."""
+    _, adj = adjoint(b, program, values, {"tau": seeds(nv)})
+    d_v = [[adj["v"][j].get(i, ZERO) for j in range(nv)] for i in range(nv)]
+    d_q = [[b.emit(esum([bar[i] * t[j] for bar, t in zip(adj["q"], q_tangent, strict=True)
+                         if i in bar and j in t])) for j in range(nv)] for i in range(nv)]
+    return d_q, d_v
+
+
 def forward_dynamics_derivatives(b: ProgramBuilder, context: Any, name: str,
                                  inputs: dict[str, list[Expr]], method: str
                                  ) -> dict[str, list[Expr]]:
-    """∂q̈/∂q, ∂q̈/∂v, ∂q̈/∂τ by ``method`` ``"direct"`` or ``"via_id"`` (module docs)."""
+    """∂q̈/∂q, ∂q̈/∂v, ∂q̈/∂τ by ``method`` ``"direct"``, ``"via_id"`` or ``"via_ltdl"``
+    (module docs)."""
     nv = context.model.nv
     q, q_tangent = perturbed_configuration(b, context, name, inputs)
     fd_kernel = "forward_dynamics_ltdl" if context.model.coupled else "forward_dynamics_aba"
@@ -97,14 +120,12 @@ def forward_dynamics_derivatives(b: ProgramBuilder, context: Any, name: str,
         a = tangents["a"]
         return {"dqdd_dq": _flat(_matrix(a, 0, nv)), "dqdd_dv": _flat(_matrix(a, nv, nv)),
                 "dqdd_dtau": _flat(_matrix(a, 2 * nv, nv))}
-    out, _ = replay(b, fd, values)
     inverse = inner_program(context, "inverse_dynamics", name)
-    values = {**_pass_through(inputs, inverse), "q": q, "a": out["a"]}
-    _, tangents = replay(b, inverse, values, {"q": q_tangent, "v": seeds(nv, nv)})
-    tau = tangents["tau"]
     if method == "via_ltdl":
-        return _solved_with_factor(b, context, name, inputs, q,
-                                   [_matrix(tau, 0, nv), _matrix(tau, nv, nv)])
+        return _via_factor(b, context, name, inputs, q, q_tangent, inverse)
+    out, _ = replay(b, fd, values)
+    values = {**_pass_through(inputs, inverse), "q": q, "a": out["a"]}
+    d_q, d_v = _reverse_rows(b, inverse, values, nv, q_tangent)
     minv_program = inner_program(context, "mass_matrix_inverse", name)
     minv_out, _ = replay(b, minv_program, {**_pass_through(inputs, minv_program), "q": q})
     minv = [minv_out["Minv"][i * nv:(i + 1) * nv] for i in range(nv)]
@@ -114,14 +135,16 @@ def forward_dynamics_derivatives(b: ProgramBuilder, context: Any, name: str,
                               if d_tau[k][j] is not ZERO]))
                 for i in range(nv) for j in range(nv)]
 
-    return {"dqdd_dq": times(_matrix(tau, 0, nv)), "dqdd_dv": times(_matrix(tau, nv, nv)),
+    return {"dqdd_dq": times(d_q), "dqdd_dv": times(d_v),
             "dqdd_dtau": [x for row in minv for x in row]}
 
 
-def _solved_with_factor(b: ProgramBuilder, context: Any, name: str,
-                        inputs: dict[str, list[Expr]], q: list[Expr],
-                        d_tau: Sequence[list[list[Expr]]]) -> dict[str, list[Expr]]:
-    """−M⁻¹ ∂τ/∂q, −M⁻¹ ∂τ/∂v and M⁻¹, every column by the LᵀDL solve of M(q)."""
+def _via_factor(b: ProgramBuilder, context: Any, name: str, inputs: dict[str, list[Expr]],
+                q: list[Expr], q_tangent: Sequence[Tangent], inverse: Program
+                ) -> dict[str, list[Expr]]:
+    """``via_ltdl``: one LᵀDL factor of M(q) (Featherstone 2008, Table 6.3) solves for q̈
+    itself (τ − ID(q, v, 0)), then for every column of −∂ID/∂x at q̈ and of the identity
+    (M⁻¹)."""
     from .ltdl import dof_parents, ltdl, ltdl_solve
     from .tree import build_tree
 
@@ -129,21 +152,25 @@ def _solved_with_factor(b: ProgramBuilder, context: Any, name: str,
     mass = inner_program(context, "mass_matrix", name)
     m_out, _ = replay(b, mass, {**_pass_through(inputs, mass), "q": q})
     m = [m_out["M"][i * nv:(i + 1) * nv] for i in range(nv)]
-    parent = dof_parents(build_tree(context.model, ProgramBuilder(f"{name}__dofs"), q))
+    parent = dof_parents(build_tree(context.model, ProgramBuilder(f"{name}__dofs"), q,
+                                    inputs.get("params") or ()))
     factor = ltdl(b, m, parent)
     inverse_d = [b.emit(1 / factor[i][i]) for i in range(nv)]
+    bias, _ = replay(b, inverse, {**_pass_through(inputs, inverse), "q": q,
+                                  "a": [ZERO] * nv})
+    qdd = ltdl_solve(b, factor, parent, [b.emit(t - c) for t, c in zip(
+        inputs["tau"], bias["tau"], strict=True)], inverse_d)
+    d_q, d_v = _reverse_rows(b, inverse, {**_pass_through(inputs, inverse), "q": q, "a": qdd},
+                             nv, q_tangent)
 
-    def solved(columns: list[list[Expr]], sign: float) -> list[Expr]:
-        out = [ltdl_solve(b, factor, parent, [sign * x for x in col], inverse_d)
-               for col in columns]
+    def solved(rows: list[list[Expr]], sign: float) -> list[Expr]:
+        out = [ltdl_solve(b, factor, parent, [sign * rows[i][j] for i in range(nv)], inverse_d)
+               for j in range(nv)]
         return [b.emit(out[j][i]) for i in range(nv) for j in range(nv)]
 
-    def columns(rows: list[list[Expr]]) -> list[list[Expr]]:
-        return [[rows[i][j] for i in range(nv)] for j in range(nv)]
-
-    unit = [[ONE if i == j else ZERO for i in range(nv)] for j in range(nv)]
-    return {"dqdd_dq": solved(columns(d_tau[0]), -1.0),
-            "dqdd_dv": solved(columns(d_tau[1]), -1.0), "dqdd_dtau": solved(unit, 1.0)}
+    unit = [[ONE if i == j else ZERO for j in range(nv)] for i in range(nv)]
+    return {"dqdd_dq": solved(d_q, -1.0), "dqdd_dv": solved(d_v, -1.0),
+            "dqdd_dtau": solved(unit, 1.0)}
 
 
 def lie_term(model: Any, v: Sequence[Expr]) -> list[list[Expr]]:

@@ -756,10 +756,10 @@ register(Kernel(
             "tangent space (docs/derivatives.md)"),
      Output("dtau_dv", _nv_nv, "∂τ/∂v (nv × nv, row-major)")),
     _with_context(lambda d, c: derivatives.inverse_dynamics_derivatives(
-        d.b, c, d.b.name, d.inputs)),
+        d.b, c, d.b.name, d.inputs, d.method)),
     reference=_id_derivatives_reference, pinocchio=_id_derivatives_pinocchio,
     takes_forces=True, uses_tree=False, default=False, on_request=True,
-    tolerance=DIFFERENCE_TOLERANCE,
+    tolerance=DIFFERENCE_TOLERANCE, methods=("forward", "reverse"),
     doc="The numpy reference is central differences (step 1e-6): verify bounds it by 1e-6; "
     "Pinocchio's computeRNEADerivatives is compared to 1e-10.",
 ))

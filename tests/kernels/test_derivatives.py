@@ -119,6 +119,25 @@ def test_robot_derivatives_match_pinocchio(name, floating):
             assert _rel(ours, br.matrix_from_pin(theirs)) <= PIN_TOLERANCE
 
 
+@pytest.mark.parametrize("method", ["forward", "reverse"])
+def test_every_inverse_derivative_method_matches_pinocchio(method):
+    """Forward and reverse mode of inverse_dynamics_derivatives (the kernel keeps the
+    cheaper), their programs evaluated in Python, against Pinocchio on the UR5."""
+    from symgen.formulations.tree_kernels import TreeContext, TreeTarget
+    from symgen.registry import get
+
+    model = symgen.load(robot_urdf("ur5"), couplings=False)
+    spec = get("inverse_dynamics_derivatives")
+    program = spec.derive(TreeContext(model), TreeTarget(spec.name, method=method), spec)
+    br = Bridge(model, pin_model_from_symgen(model))
+    q, v, a, _ = random_state(model, np.random.default_rng(3))
+    got = program.evaluate(q=q, v=v, a=a)
+    dq, dv, _ = pin.computeRNEADerivatives(br.pin_model, br.data, br.q_to_pin(q),
+                                           br.v_to_pin(v), br.v_to_pin(a))
+    assert _rel(got["dtau_dq"], br.matrix_from_pin(dq)) <= PIN_TOLERANCE
+    assert _rel(got["dtau_dv"], br.matrix_from_pin(dv)) <= PIN_TOLERANCE
+
+
 @pytest.mark.parametrize("method", DERIVATIVE_METHODS)
 def test_every_forward_derivative_method_matches_pinocchio(method):
     """Each derivation of forward_dynamics_derivatives (the kernel keeps the cheapest), its
