@@ -52,7 +52,6 @@ from symgen.registry import get
 from symgen.robots import robot_urdf
 
 from .common import (
-    CACHE,
     RESULTS,
     TIMING_DIR,
     log,
@@ -60,10 +59,10 @@ from .common import (
     pin_to_one_cpu,
     random_states,
     relative_error,
-    source_hash,
     table,
     write_json,
 )
+from .kernel_speed import CPP_HELPERS, CPP_INCLUDES
 
 ROBOTS = (("ur5", False), ("panda", False), ("solo12", True), ("talos", True))
 MODES: dict[str, dict[str, Any]] = {
@@ -109,42 +108,11 @@ int main(int argc, char **argv) {
 }
 """
 
-PINOCCHIO_DRIVER = r"""
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <vector>
-#include <pinocchio/multibody.hpp>
+PINOCCHIO_DRIVER = CPP_INCLUDES + r"""#include <pinocchio/multibody.hpp>
 #include <pinocchio/algorithm/aba-derivatives.hpp>
 #include <pinocchio/algorithm/rnea-derivatives.hpp>
 #include <pinocchio/serialization.hpp>
-
-static std::vector<double> load(const char *path, size_t n) {
-    std::vector<double> v(n);
-    std::ifstream f(path, std::ios::binary);
-    f.read(reinterpret_cast<char *>(v.data()), static_cast<std::streamsize>(n * sizeof(double)));
-    if (!f) { std::fprintf(stderr, "cannot read %s\n", path); std::exit(2); }
-    return v;
-}
-template <class F> static double time_ns(F f, int states, int repeats) {
-    std::vector<double> passes;
-    for (int r = 0; r < repeats; ++r) {
-        auto t0 = std::chrono::steady_clock::now();
-        for (int k = 0; k < states; ++k) f(k);
-        auto t1 = std::chrono::steady_clock::now();
-        passes.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / states);
-    }
-    std::sort(passes.begin(), passes.end());
-    return passes[passes.size() / 2];
-}
-template <class V> static void print(const char *name, const V &x) {
-    std::printf("\"%s\": [", name);
-    for (Eigen::Index i = 0; i < x.size(); ++i) std::printf("%s%.17g", i ? ", " : "", x.data()[i]);
-    std::printf("], ");
-}
-int main(int argc, char **argv) {
+""" + CPP_HELPERS + r"""int main(int argc, char **argv) {
     if (argc != 3) return 2;
     const int S = std::atoi(argv[1]), R = std::atoi(argv[2]);
     pinocchio::Model model;
@@ -289,27 +257,10 @@ def pinocchio_unavailable() -> str | None:
 
 def pinocchio_driver() -> Path:
     """The derivatives timing program (``-O3``), cached under bench/.cache."""
-    import pinocchio
+    from .kernel_speed import build_pinocchio_program
 
-    from .kernel_speed import cmeel_prefix, pinocchio_flags
-
-    gxx = subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout
-    key = source_hash(PINOCCHIO_DRIVER, " ".join(FLAGS), gxx, pinocchio.__version__,
-                      str(cmeel_prefix()))
-    target = CACHE / f"pinocchio-derivatives-driver-{key}"
-    if target.exists():
-        return target
-    log("  building Pinocchio's derivatives program (-O3; a few minutes, cached)")
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
-        work = Path(tmp)
-        (work / "driver.cpp").write_text(PINOCCHIO_DRIVER)
-        lib = cmeel_prefix() / "lib"
-        _run(["g++", "-std=c++17", *FLAGS, *pinocchio_flags(FLAGS), "driver.cpp", "-o",
-              "driver", f"-L{lib}", f"-Wl,-rpath,{lib}", "-lboost_serialization"], work,
-             "building Pinocchio's derivatives program")
-        (work / "driver").replace(target)
-    return target
+    return build_pinocchio_program(PINOCCHIO_DRIVER, FLAGS, "pinocchio-derivatives-driver",
+                                   "Pinocchio's derivatives program", log)
 
 
 def prepare_pinocchio(model: symgen.Model, states: Mapping[str, np.ndarray], driver: Path,

@@ -78,19 +78,17 @@ int main(int argc, char **argv) {
 }
 """
 
-PINOCCHIO_DRIVER = r"""
+#: The C++ timing programs' standard headers and helpers (reading the state files, the
+#: timing loop, printing results as JSON), around each program's Pinocchio headers.
+CPP_INCLUDES = r"""
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <vector>
-#include <pinocchio/multibody.hpp>
-#include <pinocchio/algorithm/aba.hpp>
-#include <pinocchio/algorithm/crba.hpp>
-#include <pinocchio/algorithm/rnea.hpp>
-#include <pinocchio/serialization.hpp>
-
+"""
+CPP_HELPERS = r"""
 static std::vector<double> load(const char *path, size_t n) {
     std::vector<double> v(n);
     std::ifstream f(path, std::ios::binary);
@@ -114,7 +112,13 @@ template <class V> static void print(const char *name, const V &x) {
     for (Eigen::Index i = 0; i < x.size(); ++i) std::printf("%s%.17g", i ? ", " : "", x.data()[i]);
     std::printf("], ");
 }
-int main(int argc, char **argv) {
+"""
+PINOCCHIO_DRIVER = CPP_INCLUDES + r"""#include <pinocchio/multibody.hpp>
+#include <pinocchio/algorithm/aba.hpp>
+#include <pinocchio/algorithm/crba.hpp>
+#include <pinocchio/algorithm/rnea.hpp>
+#include <pinocchio/serialization.hpp>
+""" + CPP_HELPERS + r"""int main(int argc, char **argv) {
     if (argc != 3) return 2;
     const int S = std::atoi(argv[1]), R = std::atoi(argv[2]);
     pinocchio::Model model;
@@ -203,28 +207,34 @@ def pinocchio_flags(flags: Sequence[str]) -> list[str]:
     return out
 
 
-def pinocchio_driver(flags: Sequence[str], log: Callable[[str], None]) -> Path:
-    """The Pinocchio timing program built with ``flags``, cached under bench/.cache (a few
-    minutes to build: Pinocchio is header-only templates)."""
+def build_pinocchio_program(source: str, flags: Sequence[str], label: str, what: str,
+                            log: Callable[[str], None]) -> Path:
+    """The C++ program ``source`` built against the pin wheel's headers with ``flags``,
+    cached under bench/.cache as ``<label>-<hash>`` (a few minutes to build: Pinocchio is
+    header-only templates)."""
     import pinocchio
 
     gxx = subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout
-    key = source_hash(PINOCCHIO_DRIVER, " ".join(flags), gxx, pinocchio.__version__,
-                      str(cmeel_prefix()))
-    target = CACHE / f"pinocchio-driver-{key}"
+    key = source_hash(source, " ".join(flags), gxx, pinocchio.__version__, str(cmeel_prefix()))
+    target = CACHE / f"{label}-{key}"
     if target.exists():
         return target
-    log(f"  building Pinocchio's timing program ({' '.join(flags)}; a few minutes, cached)")
+    log(f"  building {what} ({' '.join(flags)}; a few minutes, cached)")
     CACHE.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
         work = Path(tmp)
-        (work / "driver.cpp").write_text(PINOCCHIO_DRIVER)
+        (work / "driver.cpp").write_text(source)
         lib = cmeel_prefix() / "lib"
         _run(["g++", "-std=c++17", *flags, *pinocchio_flags(flags), "driver.cpp", "-o", "driver",
-              f"-L{lib}", f"-Wl,-rpath,{lib}", "-lboost_serialization"], work,
-             "building Pinocchio's timing program")
+              f"-L{lib}", f"-Wl,-rpath,{lib}", "-lboost_serialization"], work, f"building {what}")
         (work / "driver").replace(target)
     return target
+
+
+def pinocchio_driver(flags: Sequence[str], log: Callable[[str], None]) -> Path:
+    """The Pinocchio timing program built with ``flags`` (:func:`build_pinocchio_program`)."""
+    return build_pinocchio_program(PINOCCHIO_DRIVER, flags, "pinocchio-driver",
+                                   "Pinocchio's timing program", log)
 
 
 def prepare_pinocchio(model: symgen.Model, states: Mapping[str, np.ndarray], driver: Path,

@@ -82,7 +82,6 @@ from symgen.model import JointType, Model
 from symgen.reference.integrate import integrate
 
 from .common import (
-    CACHE,
     CHECK_TOLERANCE,
     RESULTS,
     ROOT,
@@ -91,7 +90,6 @@ from .common import (
     machine_info,
     pin_to_one_cpu,
     relative_error,
-    source_hash,
     table,
     write_json,
 )
@@ -423,27 +421,10 @@ def pinocchio_unavailable() -> str | None:
 def pinocchio_driver() -> Path:
     """The constraintDynamics timing program (``-O3``), cached under bench/.cache (a few
     minutes to build)."""
-    import pinocchio
+    from .kernel_speed import build_pinocchio_program
 
-    from .kernel_speed import cmeel_prefix, pinocchio_flags
-
-    gxx = subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout
-    key = source_hash(PINOCCHIO_DRIVER, " ".join(FLAGS), gxx, pinocchio.__version__,
-                      str(cmeel_prefix()))
-    target = CACHE / f"pinocchio-constraint-driver-{key}"
-    if target.exists():
-        return target
-    log("  building Pinocchio's constraintDynamics program (-O3; a few minutes, cached)")
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
-        work = Path(tmp)
-        (work / "driver.cpp").write_text(PINOCCHIO_DRIVER)
-        lib = cmeel_prefix() / "lib"
-        _run(["g++", "-std=c++17", *FLAGS, *pinocchio_flags(FLAGS), "driver.cpp", "-o",
-              "driver", f"-L{lib}", f"-Wl,-rpath,{lib}", "-lboost_serialization"], work,
-             "building Pinocchio's constraintDynamics program")
-        (work / "driver").replace(target)
-    return target
+    return build_pinocchio_program(PINOCCHIO_DRIVER, FLAGS, "pinocchio-constraint-driver",
+                                   "Pinocchio's constraintDynamics program", log)
 
 
 def constraint_spec(constraints: Sequence[Any], settings: Any) -> str:

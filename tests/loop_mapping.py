@@ -13,6 +13,7 @@ import numpy as np
 
 from symgen import reference as ref
 from symgen.formulations.natural.planar import PlanarModeller
+from symgen.loops import LoopClosure
 from symgen.reference.spatial import skew
 
 
@@ -41,3 +42,21 @@ def natural_map(model, nm, q, v) -> tuple[np.ndarray, np.ndarray]:
 
 def relative_error(x, y) -> float:
     return float(np.max(np.abs(np.asarray(x) - y))) / max(1.0, float(np.max(np.abs(y))))
+
+
+def assembled_states(model, lib, keep, count: int = 3, seed: int = 0):
+    """``count`` states (seed ``seed``): q assembled (``LoopClosure.assemble``) from the
+    neutral configuration moved by 0.2 N(0, 1) per coordinate, v in the null space of the
+    kept loop rows of the compiled ``loop_jacobian`` (numpy SVD), τ standard normal."""
+    closure = LoopClosure(model)
+    rng = np.random.default_rng(seed)
+    q0 = ref.neutral_configuration(model)
+    out = []
+    for _ in range(count):
+        q = closure.assemble(ref.integrate(model, q0, 0.2 * rng.normal(size=model.nv), 1.0),
+                             tolerance=1e-15)
+        _, sigma, vt = np.linalg.svd(lib.loop_jacobian(q)[keep])
+        tangent = vt[int(np.sum(sigma > 1e-8 * sigma[0])):].T
+        out.append((q, tangent @ rng.normal(size=tangent.shape[1]),
+                    rng.normal(size=model.nv)))
+    return out

@@ -100,14 +100,15 @@ def layout(kd: casadi_kin_dyn.CasadiKinDyn) -> list[dict]:
     return joints
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def start(description: str) -> tuple[argparse.Namespace, casadi_kin_dyn.CasadiKinDyn, dict]:
+    """The command line (URDF, output folder, --floating), the casadi_kin_dyn model and the
+    layout.json content without its functions (shared with casadi_derivatives.py)."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("urdf", type=Path)
     ap.add_argument("out", type=Path)
     ap.add_argument("--floating", action="store_true", help="add a free-flyer root joint")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
     root = casadi_kin_dyn.CasadiKinDyn.JointType
     kd = casadi_kin_dyn.CasadiKinDyn(
         args.urdf.read_text(), root.FREE_FLYER if args.floating else root.OMIT
@@ -124,6 +125,12 @@ def main() -> None:
         "functions": {},
         "seconds": {},
     }
+    return args, kd, info
+
+
+def main() -> None:
+    t0 = time.perf_counter()
+    args, kd, info = start(__doc__.splitlines()[0])
     for short, method in (("rnea", kd.rnea), ("crba", kd.crba), ("aba", kd.aba)):
         t1 = time.perf_counter()
         original = method()

@@ -14,17 +14,14 @@ q, v, tau; outputs ddq_dq, ddq_dv), both dense nv × nv and column-major, and
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
-from importlib import metadata
-from pathlib import Path
 
 import casadi_kin_dyn  # first: it loads the casadi library that ``import casadi`` needs
 
 # isort: split
 import casadi as ca
-from casadi_codegen import CODEGEN_OPTIONS, layout, op_counts
+from casadi_codegen import CODEGEN_OPTIONS, op_counts, start
 
 
 def tangent_jacobians(kd: casadi_kin_dyn.CasadiKinDyn, f: ca.Function, name: str,
@@ -33,9 +30,7 @@ def tangent_jacobians(kd: casadi_kin_dyn.CasadiKinDyn, f: ca.Function, name: str
     nq, nv = kd.nq(), kd.nv()
     q, v, x = ca.SX.sym("q", nq), ca.SX.sym("v", nv), ca.SX.sym("x", nv)
     delta = ca.SX.sym("delta", nv)
-    integrate = ca.Function.deserialize(kd.integrate()) if isinstance(kd.integrate(), str) \
-        else kd.integrate()
-    moved = integrate(q, delta)
+    moved = kd.integrate()(q, delta)
     out = f(moved, v, x)
     zero = ca.SX.zeros(nv)
     d_q = ca.substitute(ca.jacobian(out, delta), delta, zero)
@@ -45,29 +40,8 @@ def tangent_jacobians(kd: casadi_kin_dyn.CasadiKinDyn, f: ca.Function, name: str
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("urdf", type=Path)
-    ap.add_argument("out", type=Path)
-    ap.add_argument("--floating", action="store_true", help="add a free-flyer root joint")
-    args = ap.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    root = casadi_kin_dyn.CasadiKinDyn.JointType
-    kd = casadi_kin_dyn.CasadiKinDyn(
-        args.urdf.read_text(), root.FREE_FLYER if args.floating else root.OMIT
-    )
-    info: dict = {
-        "nq": kd.nq(),
-        "nv": kd.nv(),
-        "joints": layout(kd),
-        "versions": {
-            "casadi": ca.__version__,
-            "pinocchio (casadi route)": metadata.version("pin"),
-            "cmeel-casadi-kin-dyn": metadata.version("cmeel-casadi-kin-dyn"),
-        },
-        "functions": {},
-        "seconds": {},
-    }
+    args, kd, info = start(__doc__.splitlines()[0])
 
     def sx(f: ca.Function) -> ca.Function:
         return f if f.is_a("SXFunction") else f.expand()

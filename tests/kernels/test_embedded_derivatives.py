@@ -20,7 +20,7 @@ differentiated along the loop manifold, symgen.formulations.derivatives), compil
   ``dependent_coordinates`` (position level only): bound
   1e-5 relative (truncation h²|V''''| of the second difference).
 
-States: tests/kernels/test_embedding.py's assembled states (seed 0); models: the four-bar, the
+States: tests/loop_mapping.py's assembled_states (seed 0); models: the four-bar, the
 four-bar knee (default tier), the slider-crank, the five-bar and the Delta robot (slow).
 """
 
@@ -30,7 +30,7 @@ from functools import cache
 
 import numpy as np
 import pytest
-from loop_mapping import relative_error
+from loop_mapping import assembled_states, relative_error
 from loop_mechanisms import four_bar_chain
 from paths import EXAMPLES
 
@@ -56,22 +56,6 @@ def built(name: str):
     model = load(name)
     ks = symgen.generate(model, KERNELS)
     return model, ks, ks.compile(vectorize=None)
-
-
-def states(model, lib, keep, count: int = 2, seed: int = 0):
-    """Assembled q, consistent v and random joint forces (as test_embedding.py)."""
-    closure = LoopClosure(model)
-    rng = np.random.default_rng(seed)
-    q0 = ref.neutral_configuration(model)
-    out = []
-    for _ in range(count):
-        q = closure.assemble(ref.integrate(model, q0, 0.2 * rng.normal(size=model.nv), 1.0),
-                             tolerance=1e-15)
-        _, sigma, vt = np.linalg.svd(lib.loop_jacobian(q)[keep])
-        tangent = vt[int(np.sum(sigma > 1e-8 * sigma[0])):].T
-        out.append((q, tangent @ rng.normal(size=tangent.shape[1]),
-                    rng.normal(size=model.nv)))
-    return out
 
 
 def manifold_differences(model, lib, ind, fn, q, v_ind):
@@ -105,7 +89,7 @@ def test_embedded_derivatives_match_differences_along_the_manifold(name):
     keep = list(ks.context.loops.rows)
     ind = list(ks.context.embedding.independent)
     rng = np.random.default_rng(1)
-    for q, v, tau in states(model, lib, keep):
+    for q, v, tau in assembled_states(model, lib, keep, count=2):
         v_ind, a_ind = v[ind], rng.normal(size=len(ind))
         d_q, d_v = lib.embedded_inverse_dynamics_derivatives(q, v_ind, a_ind)
         f_q, f_v = manifold_differences(
@@ -138,7 +122,7 @@ def test_embedded_forward_derivatives_are_minus_inverse_mass_times_inverse_ones(
     model, ks, lib = built(name)
     keep = list(ks.context.loops.rows)
     ind = list(ks.context.embedding.independent)
-    for q, v, tau_all in states(model, lib, keep, seed=4):
+    for q, v, tau_all in assembled_states(model, lib, keep, count=2, seed=4):
         tau = np.zeros(model.nv)
         tau[ind] = tau_all[ind]  # on the independent coordinates only: Xᵀτ = τ_R
         a_ind = lib.embedded_forward_dynamics(q, v[ind], tau)[0]

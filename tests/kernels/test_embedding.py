@@ -25,14 +25,13 @@ from functools import cache
 
 import numpy as np
 import pytest
-from loop_mapping import natural_map, relative_error
+from loop_mapping import assembled_states, natural_map, relative_error
 from loop_mechanisms import four_bar_chain
 from paths import EXAMPLES
 
 import symgen
 from symgen import reference as ref
 from symgen.formulations.natural import lagrange_accelerations
-from symgen.loops import LoopClosure
 from symgen.model.recut import recut
 from symgen.natural import NaturalOptions
 
@@ -66,22 +65,6 @@ def natural(name: str):
     return nm, (ks.compile(vectorize=None) if name in COMPILED_NATURAL else None)
 
 
-def states(model, lib, keep, count: int = 3, seed: int = 0):
-    """Assembled q, v along the motion and random joint forces."""
-    closure = LoopClosure(model)
-    rng = np.random.default_rng(seed)
-    q0 = ref.neutral_configuration(model)
-    out = []
-    for _ in range(count):
-        q = closure.assemble(ref.integrate(model, q0, 0.2 * rng.normal(size=model.nv), 1.0),
-                             tolerance=1e-15)
-        _, sigma, vt = np.linalg.svd(lib.loop_jacobian(q)[keep])
-        tangent = vt[int(np.sum(sigma > 1e-8 * sigma[0])):].T
-        out.append((q, tangent @ rng.normal(size=tangent.shape[1]),
-                    rng.normal(size=model.nv)))
-    return out
-
-
 @pytest.mark.parametrize("name", [*COMPILED_NATURAL,
                                   pytest.param("delta_robot", marks=pytest.mark.slow)])
 def test_embedded_forward_dynamics_equals_multipliers_and_natural_coordinates(name):
@@ -89,7 +72,7 @@ def test_embedded_forward_dynamics_equals_multipliers_and_natural_coordinates(na
     keep = list(ks.context.loops.rows)
     ind = list(ks.context.embedding.independent)
     nm, nlib = natural(name)
-    for q, v, tau in states(model, lib, keep):
+    for q, v, tau in assembled_states(model, lib, keep):
         a_ind, v_full, a = lib.embedded_forward_dynamics(q, v[ind], tau)
         assert relative_error(v_full, v) <= 1e-12  # the dependent rates recovered
         a_mult, _ = lib.constrained_forward_dynamics(q, v, tau)
@@ -114,7 +97,7 @@ def test_embedded_inverse_dynamics_round_trip_and_mass_matrix(name):
     keep = list(ks.context.loops.rows)
     ind = list(ks.context.embedding.independent)
     rng = np.random.default_rng(2)
-    for q, v, _ in states(model, lib, keep, seed=3):
+    for q, v, _ in assembled_states(model, lib, keep, seed=3):
         a_ind = rng.normal(size=len(ind))
         tau_ind, a = lib.embedded_inverse_dynamics(q, v[ind], a_ind)
         tau = np.zeros(model.nv)
