@@ -1,6 +1,6 @@
 """``python -m bench``: every benchmark of symgen against its peers, and docs/benchmarks.md.
 
-    python -m bench                      # everything (about 50 minutes on 2 cores)
+    python -m bench                      # everything (about 65 minutes on 2 cores)
     python -m bench --quick              # small models only; writes under bench/results/quick/
     python -m bench --smoke --out DIR    # smallest model, end to end, in under a minute
     python -m bench --only kernel_speed  # one section; the page is re-rendered from all results
