@@ -55,28 +55,17 @@ def static_equilibrium(model: Model, q0, tau=None, tolerance: float = 1e-10,
     if model.loop_joints:
         return _closed(model, q0, tau, tolerance, iterations, kernels or _loop_kernels(model))
     lib = kernels or _tree_kernels(model)
-    q = np.array(q0, float)
-    tau = np.zeros(model.nv) if tau is None else np.asarray(tau, float)
+    tau = _forces(model, tau, model.nv)
     zero = np.zeros(model.nv)
-
-    def residual(x: np.ndarray) -> np.ndarray:
-        return lib.gravity_forces(x) - tau
-
-    r = residual(q)
-    for k in range(iterations):
-        if np.max(np.abs(r)) <= tolerance:
-            return Equilibrium(q, float(np.max(np.abs(r))), k)
-        jac, _ = lib.inverse_dynamics_derivatives(q, zero, zero)
-        step = -np.linalg.lstsq(jac, r, rcond=None)[0]
-        q, r = _backtrack(lambda s, q=q, step=step: lib.integrate(q, step, [s]), residual, r)
-    raise _failed(model, r, iterations)
+    return _newton(model, np.array(q0, float), lambda x: lib.gravity_forces(x) - tau,
+                   lambda x: lib.inverse_dynamics_derivatives(x, zero, zero)[0],
+                   lambda x, step, s: lib.integrate(x, step, [s]), tolerance, iterations)
 
 
 def _closed(model: Model, q0, tau, tolerance: float, iterations: int, lib) -> Equilibrium:
     ind = list(lib.kernel_set.context.embedding.independent)
-    tau = np.zeros(len(ind)) if tau is None else np.asarray(tau, float)
+    tau = _forces(model, tau, len(ind))
     zero = np.zeros(len(ind))
-    q = np.array(q0, float)
 
     def close(x: np.ndarray) -> np.ndarray:
         closed, status = lib.dependent_coordinates(x)
@@ -92,17 +81,32 @@ def _closed(model: Model, q0, tau, tolerance: float, iterations: int, lib) -> Eq
         full[ind] = step
         return close(lib.integrate(x, full, [size]))
 
-    def residual(x: np.ndarray) -> np.ndarray:
-        return lib.embedded_inverse_dynamics(x, zero, zero)[0] - tau
+    return _newton(model, close(np.array(q0, float)),
+                   lambda x: lib.embedded_inverse_dynamics(x, zero, zero)[0] - tau,
+                   lambda x: lib.embedded_inverse_dynamics_derivatives(x, zero, zero)[0],
+                   moved, tolerance, iterations)
 
-    q = close(q)
+
+def _forces(model: Model, tau, size: int) -> np.ndarray:
+    """The given joint forces as an array of ``size`` (default zero); a clear error else."""
+    out = np.zeros(size) if tau is None else np.asarray(tau, float).reshape(-1)
+    if out.shape != (size,):
+        raise SymgenError(f"model {model.name!r}: tau must have {size} entries "
+                          f"({'independent coordinates' if model.loop_joints else 'nv'}), "
+                          f"got {out.size}")
+    return out
+
+
+def _newton(model: Model, q: np.ndarray, residual, jacobian, move, tolerance: float,
+            iterations: int) -> Equilibrium:
+    """Newton on r(q) = 0 with steps ``move(q, step, size)`` (least squares on the
+    Jacobian, then :func:`_backtrack`)."""
     r = residual(q)
     for k in range(iterations):
         if np.max(np.abs(r)) <= tolerance:
             return Equilibrium(q, float(np.max(np.abs(r))), k)
-        jac, _ = lib.embedded_inverse_dynamics_derivatives(q, zero, zero)
-        step = -np.linalg.lstsq(jac, r, rcond=None)[0]
-        q, r = _backtrack(lambda s, q=q, step=step: moved(q, step, s), residual, r)
+        step = -np.linalg.lstsq(jacobian(q), r, rcond=None)[0]
+        q, r = _backtrack(lambda s, q=q, step=step: move(q, step, s), residual, r)
     raise _failed(model, r, iterations)
 
 

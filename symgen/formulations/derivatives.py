@@ -1,5 +1,5 @@
 """Derivatives of the dynamics with respect to the state, by differentiating the kernels'
-own programs (forward mode, :mod:`symgen.autodiff`).
+own programs (forward and reverse mode, :mod:`symgen.autodiff`).
 
 **Tangent space.** A configuration is perturbed on its manifold, q ⊕ δ (the ``integrate``
 program at v = δ, dt = 1), and derivatives are taken with respect to δ at δ = 0: for vector
@@ -34,6 +34,7 @@ from ..autodiff import Tangent, adjoint, jacobian, replay, seeds
 from ..expr import ONE, ZERO, Expr, esum
 from ..optimize import optimize
 from ..program import Program, ProgramBuilder
+from ..spatial import skew
 
 
 def inner_program(context: Any, kernel: str, name: str, method: str = "",
@@ -186,11 +187,9 @@ def lie_term(model: Any, v: Sequence[Expr]) -> list[list[Expr]]:
     out: list[list[Expr]] = [[ZERO] * nv for _ in range(nv)]
 
     def minus_cross(rows: range, cols: range, w: Sequence[Expr]) -> None:
-        # −[w]× into the block (rows, cols)
-        skew = [[ZERO, -w[2], w[1]], [w[2], ZERO, -w[0]], [-w[1], w[0], ZERO]]
-        for i, r in enumerate(rows):
-            for j, c in enumerate(cols):
-                out[r][c] = -skew[i][j]
+        for i, row in enumerate(skew(w)):  # −[w]× into the block (rows, cols)
+            for j, x in enumerate(row):
+                out[rows[i]][cols[j]] = -x
 
     for joint in model.independent_joints:
         vs = range(nv)[model.v_slices[joint.name]]
@@ -208,16 +207,21 @@ def linearization(b: ProgramBuilder, context: Any, name: str, inputs: dict[str, 
                   method: str) -> dict[str, list[Expr]]:
     """A and B of ẋ = f(x, u), x = (q ⊕ δ, v) in the tangent space at δ = 0, u = τ:
     A = [[−ad_v, I], [∂q̈/∂q, ∂q̈/∂v]], B = [[0], [M⁻¹]] (:func:`lie_term`)."""
-    nv = context.model.nv
     d = forward_dynamics_derivatives(b, context, name, inputs, method)
-    lie = lie_term(context.model, inputs["v"])
-    a_rows: list[list[Expr]] = []
-    for i in range(nv):
-        a_rows.append([*lie[i], *(ONE if j == i else ZERO for j in range(nv))])
-    for i in range(nv):
-        a_rows.append([*d["dqdd_dq"][i * nv:(i + 1) * nv], *d["dqdd_dv"][i * nv:(i + 1) * nv]])
-    b_rows = [[ZERO] * nv for _ in range(nv)]
-    b_rows += [d["dqdd_dtau"][i * nv:(i + 1) * nv] for i in range(nv)]
+    return _state_space(lie_term(context.model, inputs["v"]), d)
+
+
+def _state_space(lie: Sequence[Sequence[Expr]], d: dict[str, list[Expr]]
+                 ) -> dict[str, list[Expr]]:
+    """A = [[lie, I], [∂q̈/∂q, ∂q̈/∂v]] and B = [[0], [∂q̈/∂τ]] from the forward
+    derivatives ``d`` (n × n, n × n, n × m, row-major) and the n × n block ``lie``."""
+    n = len(lie)
+    m = len(d["dqdd_dtau"]) // n
+    a_rows = [[*lie[i], *(ONE if j == i else ZERO for j in range(n))] for i in range(n)]
+    a_rows += [[*d["dqdd_dq"][i * n:(i + 1) * n], *d["dqdd_dv"][i * n:(i + 1) * n]]
+               for i in range(n)]
+    b_rows = [[ZERO] * m for _ in range(n)] + [d["dqdd_dtau"][i * m:(i + 1) * m]
+                                               for i in range(n)]
     return {"A": _flat(a_rows), "B": _flat(b_rows)}
 
 
@@ -303,22 +307,14 @@ def embedded_linearization(b: ProgramBuilder, context: Any, name: str,
     """A and B of ẋ = f(x, τ) in the independent coordinates, x = (θ_R ⊕ δ_R, θ̇_R):
     A = [[−ad_v, I], [∂θ̈_R/∂θ_R, ∂θ̈_R/∂θ̇_R]], B = [[0], [∂θ̈_R/∂τ]] (r × nv blocks of B:
     τ are the forces of every joint, as ``embedded_forward_dynamics`` takes them)."""
-    nv = context.model.nv
     independent = list(context.embedding.independent)
-    r = len(independent)
     d = embedded_forward_dynamics_derivatives(b, context, name, inputs, method)
-    rates = [ZERO] * nv
+    rates = [ZERO] * context.model.nv
     for k, i in enumerate(independent):
         rates[i] = inputs["v_ind"][k]
     _check_lie_joints(context.model, set(independent))
     lie = lie_term(context.model, rates)
-    a_rows = [[*(lie[i][j] for j in independent), *(ONE if c == k else ZERO for c in range(r))]
-              for k, i in enumerate(independent)]
-    a_rows += [[*d["dqdd_dq"][k * r:(k + 1) * r], *d["dqdd_dv"][k * r:(k + 1) * r]]
-               for k in range(r)]
-    b_rows = [[ZERO] * nv for _ in range(r)] + [d["dqdd_dtau"][k * nv:(k + 1) * nv]
-                                                for k in range(r)]
-    return {"A": _flat(a_rows), "B": _flat(b_rows)}
+    return _state_space([[lie[i][j] for j in independent] for i in independent], d)
 
 
 def _check_lie_joints(model: Any, independent: set[int]) -> None:

@@ -63,3 +63,13 @@ def test_four_bar_equilibrium_is_stationary_in_potential_energy():
         assert result.residual <= 1e-10
         assert np.max(np.abs(closure.residual(result.q))) <= 1e-10
         assert abs(slope(result.q)) <= 1e-8
+
+
+def test_wrong_number_of_joint_forces_is_a_clear_error():
+    import pytest
+
+    from symgen.model import SymgenError
+
+    model = symgen.load(EXAMPLES / "double_pendulum.yaml")
+    with pytest.raises(SymgenError, match="tau must have 2 entries"):
+        static_equilibrium(model, [0.1, 0.1], tau=[1.0, 2.0, 3.0])
