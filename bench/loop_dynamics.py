@@ -103,6 +103,10 @@ KERNEL = "constrained_forward_dynamics"
 EMBEDDED = "forward_dynamics_embedded"
 CALLS = {"symgen": "m_constrained_forward_dynamics(q, v, tau, a, lam)",
          "embedded": "m_forward_dynamics_embedded(q, v, tau, a)"}
+#: The open tree's forward dynamics (the loop joints removed), timed as a floor for issue
+#: 15's goal: a closed-loop formulation does all of its work and more. The cheaper of these
+#: by operation count.
+OPEN_TREE = ("forward_dynamics_ltdl", "forward_dynamics_aba")
 #: Issue 15's goal: the embedded formulation this many times faster than the multipliers on
 #: the four-bar knee.
 EMBEDDED_TARGET = 1.5
@@ -367,6 +371,13 @@ def reference_accelerations(model: Model, states: Mapping[str, Array]) -> Array:
     return np.array(out)
 
 
+def open_tree_accelerations(model: Model, states: Mapping[str, Array]) -> Array:
+    """The open tree's q̈ (the loop joints removed) by symgen.reference's articulated-body
+    algorithm, at every state."""
+    return np.array([ref.forward_dynamics(model, q, v, tau) for q, v, tau in
+                     zip(states["q"], states["v"], states["tau"], strict=True)])
+
+
 def worst_error(a: Array, expected: Array) -> float:
     """The worst state's max|a − expected| / max(1, max|expected|)."""
     return max(relative_error(x, y) for x, y in zip(a, expected, strict=True))
@@ -384,13 +395,13 @@ def worst_residual(a: Array, states: Mapping[str, Array]) -> float:
 
 # ------------------------------------------------------------------------------ symgen
 def prepare_symgen(model: Model, ks: symgen.KernelSet, states: Mapping[str, Array],
-                   work: Path, tool: str = "symgen") -> Runner:
-    """symgen's timing program of ``tool`` (:data:`CALLS`: the multipliers, or the
-    embedding)."""
+                   work: Path, call: str = CALLS["symgen"]) -> Runner:
+    """symgen's timing program of the C call ``call`` (:data:`CALLS`: the multipliers, or
+    the embedding; or an open-tree kernel)."""
     ks.write(work, prefix="m")
     for key in ("q", "v", "tau"):
         np.ascontiguousarray(states[key], dtype=np.float64).tofile(work / f"{key}.bin")
-    (work / "driver.c").write_text(SYMGEN_DRIVER.replace("@CALL@", CALLS[tool]))
+    (work / "driver.c").write_text(SYMGEN_DRIVER.replace("@CALL@", call))
     _run(["gcc", "-std=c99", *FLAGS, "-c", "m.c", "-o", "m.o"], work, "compiling symgen's C")
     _run(["gcc", "-std=c99", *FLAGS, f"-I{TIMING_DIR}", "driver.c", "m.o", "-o", "driver",
           "-lm"], work, "building symgen's timing program")
@@ -580,8 +591,9 @@ def measure_model(name: str, count: int, repeats: int, rounds: int,
     started = time.perf_counter()
     states = consistent_states(model, count, seed=0)
     log(f"  {name}: {count} consistent states in {time.perf_counter() - started:.0f} s")
-    ks = symgen.generate(model, [KERNEL, EMBEDDED, "forward_dynamics"])
+    ks = symgen.generate(model, [KERNEL, EMBEDDED, "forward_dynamics", *OPEN_TREE])
     loops = analyse_loops(model)
+    tree_kernel = min(OPEN_TREE, key=lambda k: ks.op_counts()[k]["total"])
     entry: dict[str, Any] = {
         "model": name, "nq": model.nq, "nv": model.nv, "dof": model.nv - loops.rank,
         "loop_joints": [j.name for j in model.loop_joints], "states": count,
@@ -591,6 +603,7 @@ def measure_model(name: str, count: int, repeats: int, rounds: int,
         "embedded_methods": ks.alternatives.get(EMBEDDED, {}),
         "forward_dynamics": {"choice": ks.choices.get("forward_dynamics", ""),
                              "ops": ks.alternatives.get("forward_dynamics", {})},
+        "open_tree": {"kernel": tree_kernel, "ops": ks.op_counts()[tree_kernel]},
         "ns": {}, "spread": {}, "accuracy": {}, "reference_error": {}, "residual": {},
         "iterations": {},
     }
@@ -609,11 +622,18 @@ def measure_model(name: str, count: int, repeats: int, rounds: int,
                                f"{entry['check_error']:.1e}")
         a_sym = first["a"]
         runners["embedded"] = prepare_symgen(model, ks, states, folder("embedded"),
-                                             "embedded")
+                                             CALLS["embedded"])
         entry["check_error_embedded"] = worst_error(runners["embedded"](1)["a"], expected)
         if not entry["check_error_embedded"] <= CHECK_RTOL:
             raise RuntimeError(f"symgen's embedding on {name} disagrees with the numpy "
                                f"solution: {entry['check_error_embedded']:.1e}")
+        runners["open_tree"] = prepare_symgen(model, ks, states, folder("open_tree"),
+                                              f"m_{tree_kernel}(q, v, tau, a)")
+        entry["open_tree"]["check_error"] = worst_error(runners["open_tree"](1)["a"],
+                                                        open_tree_accelerations(model, states))
+        if not entry["open_tree"]["check_error"] <= CHECK_RTOL:
+            raise RuntimeError(f"symgen's open-tree {tree_kernel} on {name} disagrees with "
+                               f"symgen.reference: {entry['open_tree']['check_error']:.1e}")
         if "pinocchio" in peers:
             work = folder("pinocchio")
             runners["pinocchio"] = prepare_pinocchio(model, states, peers["pinocchio"], work)
@@ -631,7 +651,7 @@ def measure_model(name: str, count: int, repeats: int, rounds: int,
             for tool in tools[r % len(tools):] + tools[:r % len(tools)]:
                 out = runners[tool](repeats)
                 samples.setdefault(tool, []).append(out["ns"])
-                if r:
+                if r or tool == "open_tree":  # its q̈ leaves the loops: no residual
                     continue
                 entry["residual"][tool] = worst_residual(out["a"], states)
                 entry["reference_error"][tool] = worst_error(out["a"], expected)
@@ -834,6 +854,15 @@ def embedded_summary(res: Mapping[str, Any]) -> str:
                  f"{knee['ops_embedded']['total']:,}: both formulations compute M, the "
                  "Newton-Euler bias, G and Ġq̇; the embedding saves the LᵀDL of the whole M "
                  "and the Schur complement, a fraction of a 5-DOF leg's cost). ")
+        tree = knee.get("open_tree")
+        if tree is not None and "open_tree" in knee["ns"]:
+            needed = knee["ns"]["symgen"] / EMBEDDED_TARGET
+            text += (f"The goal asks for at most {_ns(needed)} ns; the knee's open tree, "
+                     f"its loop joint removed, takes {_ns(knee['ns']['open_tree'])} ns for "
+                     f"its own forward dynamics (`{tree['kernel']}`, "
+                     f"{tree['ops']['total']:,} operations), which any closed-loop "
+                     "formulation computes and more (the tree's M and bias forces, the "
+                     "loop's Jacobian and Ġq̇). ")
     text += ("`forward_dynamics` picks by operation count: " + (
         "the faster of the two in time on every model, or within the spread of the runs."
         if not wrong else "slower than the other beyond the spread on " + ", ".join(wrong)
@@ -872,6 +901,11 @@ def section(res: Mapping[str, Any]) -> str:
         "embedded articulated-body recursion and the reduced mass matrix; its operation "
         "counts per derivation in the table. *forward_dynamics picks*: the formulation "
         "`forward_dynamics` takes (the fewer operations).",
+        "- **open tree**: the same model's tree with its loop joints removed, its own forward "
+        "dynamics (`m_forward_dynamics_ltdl` or `m_forward_dynamics_aba`, the fewer "
+        "operations; checked against `symgen.reference`'s articulated-body algorithm): not a "
+        "peer but a floor, since every closed-loop formulation computes the tree's M and "
+        "bias forces and more.",
         "- **Pinocchio**: `constraintDynamics(model, data, q, v, tau, contact_models, "
         "contact_datas, settings)` per call, after one `initConstraintDynamics`; the model "
         "written by `saveToBinary` and the constraint models of "
@@ -923,6 +957,8 @@ def section(res: Mapping[str, Any]) -> str:
             (f"{_ns(e['ns']['embedded'])} (×{e['ns']['symgen'] / e['ns']['embedded']:.2f})"
              if "embedded" in e["ns"] else "—"),
             e.get("forward_dynamics", {}).get("choice", "—"),
+            (f"{_ns(e['ns']['open_tree'])} ({e['open_tree']['ops']['total']:,} ops)"
+             if "open_tree" in e["ns"] else "—"),
             _cell(e, "pinocchio") + (f", {_iterations(e, 'pinocchio')}"
                                      if "pinocchio" in e["ns"] else ""),
             _cell(e, "pinocchio_tuned") + (f", {tuned} it." if tuned else ""),
@@ -936,10 +972,11 @@ def section(res: Mapping[str, Any]) -> str:
         ["model", "nv", "DOF", "constraint rows (symgen / Pin. / MuJoCo)", "symgen ops",
          "symgen ns", "embedded ops (recursion, reduced)",
          "embedded ns (multipliers / embedded)", "forward_dynamics picks",
+         "open tree ns (ops)",
          "Pinocchio ns, shared settings (ratio)",
          "Pinocchio ns, fewest iterations (ratio)", "MuJoCo ns (ratio)",
          "Pinocchio vs symgen", "MuJoCo vs symgen", "vs reference (symgen / Pin. / MuJoCo)",
-         "residual (symgen / Pin. / MuJoCo)"], rows, "lrrlrrrrlrrrrrll"))
+         "residual (symgen / Pin. / MuJoCo)"], rows, "lrrlrrrrlrrrrrrll"))
     for peer, reason in res.get("unavailable", {}).items():
         parts += ["", f"{peer.capitalize()}: not measured, {reason}."]
     parts += ["", "**Target (at least 3× faster than Pinocchio's `constraintDynamics` on each "
