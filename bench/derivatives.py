@@ -478,13 +478,25 @@ WHY = (
     "reach every body). From the Solo12 on, Pinocchio's ∂FD is faster; on Talos each call "
     "of symgen's ∂FD runs megabytes of machine code (the last table), more than the L2 "
     "cache holds, so it is bound by instruction fetch: 0.7 operations per ns against 3 to 7 "
-    "on the smaller robots. Closing that gap needs derivatives in the style of the "
-    "analytical recursions (composite quantities, per-pair dot products) rather than "
-    "differentiated programs.")
+    "on the smaller robots. The column *ops per ns the goal needs* puts a number on the "
+    "gap: with their present operation counts, the programs would have to run faster than "
+    "the smallest, cache-resident kernel (the UR5's) does. Closing it needs fewer "
+    "operations: derivatives in the style of the analytical recursions (composite "
+    "quantities, per-pair dot products) rather than differentiated programs, whose "
+    "world-frame quantities are dense where the derived programs' body-frame ones keep the "
+    "model's zeros, or code that is not straight-line for the largest robots.")
 
 
 def _ns(x: float) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:.1f}"
+
+
+def goal_rate(entry: Mapping[str, Any], kind: str, goal: float) -> float | None:
+    """Operations per ns symgen's ``kind`` program must run at to meet the goal (×``goal``
+    against Pinocchio, faster than CasADi), or None when no peer was measured."""
+    ns = entry["ns"][kind]
+    limits = [ns[t] / g for t, g in (("pinocchio", goal), ("casadi", 1.0)) if t in ns]
+    return entry["ops"]["symgen"][kind]["total"] / min(limits) if limits else None
 
 
 def _cell(entry: Mapping[str, Any], kind: str, tool: str) -> str:
@@ -565,15 +577,27 @@ def section(res: Mapping[str, Any]) -> str:
         c = e.get("code_bytes") or {}
         return f"{c['id'] / 1e3:,.0f} / {c['fd'] / 1e3:,.0f}" if c else "—"
 
+    def rates(e: Mapping[str, Any]) -> str:
+        return " / ".join(f"{e['ops']['symgen'][k]['total'] / e['ns'][k]['symgen']:.1f}"
+                          for k in KINDS)
+
+    def needed(e: Mapping[str, Any]) -> str:
+        return " / ".join("—" if (r := goal_rate(e, k, s["goal"])) is None else f"{r:.1f}"
+                          for k in KINDS)
+
     rows = [[e["model"], f"{e['generation_s']:.1f}", f"{e['seconds']['symgen_compile']:.1f}",
-             code(e), methods(e, "id"), methods(e, "fd"),
+             code(e), rates(e), needed(e), methods(e, "id"), methods(e, "fd"),
              f"{max(e['check_error']['symgen'].values()):.1e}",
              ", ".join(f"{TOOLS[t]} {x:.1e}" for t, x in e["agreement"].items()) or "—"]
             for e in res["results"]]
     lines += ["", "**Generation and checks**", "",
               table(["robot", "generation (s)", "gcc -O3 (s)", "machine code ∂ID / ∂FD (kB)",
+                     "symgen ops per ns ∂ID / ∂FD", "ops per ns the goal needs ∂ID / ∂FD",
                      "∂ID derivation (ops)", "∂FD derivation (ops)", "symgen vs differences",
-                     "largest difference from symgen"], rows, "lrrrllll")]
+                     "largest difference from symgen"], rows, "lrrrrrllll"),
+              "", "*ops per ns the goal needs*: symgen's operation count divided by the "
+              f"slower time that meets the goal (Pinocchio's / {s['goal']:g}, CasADi's): the "
+              "rate symgen's program would have to run at with its present operation count."]
     lines += ["", WHY]
     behind = _behind(res)
     lines += ["", "**Where symgen is behind the goal:** " + ("; ".join(behind) + "."
