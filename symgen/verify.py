@@ -3,14 +3,14 @@ reference algorithms (:mod:`symgen.reference`) and, when PyPI ``pin`` is install
 Pinocchio. Used by ``symgen verify`` and by the tests.
 
 Errors are relative: max|a − b| / max(max|b|, 1) over every element and state. Solutions of
-M x = y (forward dynamics, M⁻¹) are compared by their backward error
-‖M (a − b)‖∞ / (‖M‖∞ max(‖b‖∞, 1)) instead (:func:`solve_error`): the forward error of any
-backward-stable solve grows with cond(M) (Higham, *Accuracy and Stability of Numerical
-Algorithms*, 2002, §7.1), which reaches 1e11 on random states of iCub, so that two correct
-implementations differ by more than 1e-10 there; the backward error does not. A kernel
-whose outputs together solve another linear system (comparison ``"system"``: constrained
-forward dynamics, whose saddle-point matrix reaches a condition number of 1e10 on random
-states of Bricard's linkage) is compared the same way, with the system matrix its
+M x = y (forward dynamics, M⁻¹, the forward-dynamics derivatives) are compared by their
+backward error ‖M (a − b)‖∞ / (‖M‖∞ max(‖b‖∞, 1)) instead (:func:`solve_error`): the forward
+error of any backward-stable solve grows with cond(M) (Higham, *Accuracy and Stability of
+Numerical Algorithms*, 2002, §7.1), which reaches 1e11 on random states of iCub, so that two
+correct implementations differ by more than 1e-10 there; the backward error does not. A
+kernel whose outputs together solve another linear system (comparison ``"system"``:
+constrained forward dynamics, whose saddle-point matrix reaches a condition number of 1e10
+on random states of Bricard's linkage) is compared the same way, with the system matrix its
 reference returns as ``system`` and the outputs concatenated in their order.
 """
 

@@ -774,10 +774,13 @@ register(Kernel(
         d.b, c, d.b.name, d.inputs, d.method)),
     reference=_fd_derivatives_reference, pinocchio=_fd_derivatives_pinocchio,
     takes_forces=True, uses_tree=False, default=False, on_request=True,
-    tolerance=DIFFERENCE_TOLERANCE, methods=DERIVATIVE_METHODS,
-    doc="Two derivations, the cheaper kept: the forward-dynamics program differentiated, "
-    "or −M⁻¹ ∂ID (docs/derivatives.md). The numpy reference is central differences "
-    "(step 1e-6, bound 1e-6); Pinocchio's computeABADerivatives is compared to 1e-10.",
+    tolerance=DIFFERENCE_TOLERANCE, methods=DERIVATIVE_METHODS, comparison="solve",
+    doc="Three derivations, the cheapest kept: the forward-dynamics program differentiated, "
+    "or −M⁻¹ ∂ID with a dense or a factored M⁻¹ (docs/derivatives.md). The numpy "
+    "reference is −M⁻¹ times central differences of inverse dynamics (step 1e-6, bound "
+    "1e-6); Pinocchio's computeABADerivatives is compared to 1e-10. Every output solves "
+    "M X = Y (Y = −∂ID/∂q, −∂ID/∂v, I), so the comparison is the backward error, as for "
+    "forward dynamics: the forward error of the differences grows with cond(M).",
 ))
 
 
