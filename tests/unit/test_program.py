@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from symgen.expr import ONE, ZERO, Num, Sym, cos, esum, extract_minus_sign, select, sin, sqrt
-from symgen.optimize import count_ops, cse, eliminate_dead_code, optimize
+from symgen.optimize import count_ops, cse, eliminate_dead_code, optimize, schedule
 from symgen.printing import CPrinter, PythonPrinter
 from symgen.program import ProgramBuilder
 
@@ -108,6 +108,46 @@ def test_cse_and_dce_preserve_values_and_never_add_operations(seed):
     q = np.random.default_rng(seed).uniform(0.5, 1.5, 3)
     np.testing.assert_allclose(opt.evaluate(q=q)["out"], raw.evaluate(q=q)["out"], rtol=1e-12)
     assert opt.op_counts()["total"] <= raw.op_counts()["total"]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_schedule_is_a_depth_first_order_of_the_same_assignments(seed):
+    """Same assignments, every operand defined before its use (the values bit for bit),
+    and depth-first: each temporary's operands come before it, in order of definition,
+    and no unrelated temporary sits between a temporary and the last of its operands
+    defined for it."""
+    raw = eliminate_dead_code(random_program(seed, size=120))
+    out = schedule(raw)
+    assert sorted(map(str, out.assignments)) == sorted(map(str, raw.assignments))
+    temporaries = {sym for sym, _ in out.assignments}
+    defined: set = set()
+    for sym, expr in out.assignments:
+        assert all(s in defined for s in expr.symbols() & temporaries), sym
+        defined.add(sym)
+    q = np.random.default_rng(seed).uniform(0.5, 1.5, 3)
+    assert list(out.evaluate(q=q)["out"]) == list(raw.evaluate(q=q)["out"])
+    # post-order: the first output's temporary is preceded directly by its newest operand
+    order = [sym for sym, _ in out.assignments]
+    first = out.outputs[0][1][0]
+    if first in order:
+        i = order.index(first)
+        operands = dict(out.assignments)[first].symbols() & temporaries
+        if operands:
+            assert order[i - 1] in operands
+
+
+def test_schedule_computes_each_output_just_before_it_is_needed():
+    """Two independent chains read by two outputs: scheduled chain by chain, in output
+    order, though the builder interleaved them."""
+    b = ProgramBuilder("k")
+    q = b.input("q", 2)
+    x, y = q[0], q[1]
+    for _ in range(3):  # interleaved: x1, y1, x2, y2, x3, y3
+        x = b.emit(x * x + 1.0)
+        y = b.emit(y * y + 2.0)
+    b.output("out", 2, [y, x])
+    names = [str(e) for _, e in schedule(b.build()).assignments]
+    assert [("q[1]" in n or "+ 2" in n) for n in names] == [True] * 3 + [False] * 3
 
 
 def test_cse_shares_a_product_inside_different_sums():
