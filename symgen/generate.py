@@ -202,7 +202,8 @@ def generate(
         totals: dict[str, int] = {}
         for label, candidate in formulation.candidates(catalogue[kernel], context, name,
                                                        frame, options):
-            program = optimize(candidate, use_cse=use_cse)
+            program = optimize(candidate, use_cse=use_cse,
+                               depth_first=catalogue[kernel].schedule)
             total = program.op_counts()["total"]
             totals[label] = total
             if best is None or total < best[0]:

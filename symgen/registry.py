@@ -78,7 +78,9 @@ class Kernel:
       force elements out (generation warns when the model has some);
     - ``setup``: run once per initial condition (assembly), not per time step: its SIMD
       batch keeps the scalar loop (:mod:`symgen.backends.simd`), which spares the build the
-      lane code of what is often the model's largest kernel.
+      lane code of what is often the model's largest kernel;
+    - ``schedule``: its program is ordered depth-first from the outputs
+      (:func:`symgen.optimize.schedule`): the programs derived by differentiation.
     """
 
     name: str
@@ -106,6 +108,7 @@ class Kernel:
     consistent: bool = False
     on_request: bool = False
     without_elements: bool = False
+    schedule: bool = False
 
     @property
     def output(self) -> str:

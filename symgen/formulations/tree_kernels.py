@@ -759,7 +759,7 @@ register(Kernel(
         d.b, c, d.b.name, d.inputs, d.method)),
     reference=_id_derivatives_reference, pinocchio=_id_derivatives_pinocchio,
     takes_forces=True, uses_tree=False, default=False, on_request=True,
-    tolerance=DIFFERENCE_TOLERANCE, methods=("forward", "reverse"),
+    tolerance=DIFFERENCE_TOLERANCE, methods=("forward", "reverse"), schedule=True,
     doc="The numpy reference is central differences (step 1e-6): verify bounds it by 1e-6; "
     "Pinocchio's computeRNEADerivatives is compared to 1e-10.",
 ))
@@ -775,6 +775,7 @@ register(Kernel(
     reference=_fd_derivatives_reference, pinocchio=_fd_derivatives_pinocchio,
     takes_forces=True, uses_tree=False, default=False, on_request=True,
     tolerance=DIFFERENCE_TOLERANCE, methods=DERIVATIVE_METHODS, comparison="solve",
+    schedule=True,
     doc="Three derivations, the cheapest kept: the forward-dynamics program differentiated, "
     "or −M⁻¹ ∂ID with a dense or a factored M⁻¹ (docs/derivatives.md). The numpy "
     "reference is −M⁻¹ times central differences of inverse dynamics (step 1e-6, bound "
@@ -850,6 +851,7 @@ register(Kernel(
                                                                d.method)),
     reference=_linearization_reference, takes_forces=True, uses_tree=False, default=False,
     on_request=True, tolerance=DIFFERENCE_TOLERANCE, methods=DERIVATIVE_METHODS,
+    schedule=True,
     doc="The numpy reference is central differences (bound 1e-6); the Lie-group rows of "
     "spherical and free joints hold −ad_v (docs/derivatives.md).",
 ))
