@@ -24,7 +24,10 @@ states = ns per call; the programs run ``rounds`` times, interleaved (the order 
 round), on one pinned core, and a figure is the median over the rounds.
 
 - symgen: ``m_constrained_forward_dynamics(q, v, tau, a, lam)`` (``symgen.generate(model,
-  ["constrained_forward_dynamics"])``, gcc -std=c99 -O3).
+  ["constrained_forward_dynamics"])``, gcc -std=c99 -O3); beside it the constraint
+  embedding's ``m_forward_dynamics_embedded`` and, as a floor, the open tree's own forward
+  dynamics (the loop joints removed: :data:`OPEN_TREE`, checked against
+  ``symgen.reference``).
 - Pinocchio (the pin wheel's headers, g++ -std=c++17 -O3 with the wheel's compile
   definitions, as ``bench.kernel_speed``): the model serialised with ``saveToBinary``, the
   ``RigidConstraintModel``s of :mod:`symgen.peers.pinocchio_constraints` (a revolute loop: two
