@@ -1,7 +1,7 @@
 """Batch throughput through the numpy wrapper: ``lib.<kernel>(Q, V, A)`` on arrays of ``n``
-states (one batch call, :class:`symgen.build.KernelFunction`) from a build with the scalar
+states (one batch call, :class:`symgen.build.compiler.KernelFunction`) from a build with the scalar
 ``*_batch`` loop (``compile(vectorize=None)``) against one with the SIMD batch
-(``compile(vectorize=target)``, :mod:`symgen.backends.simd`), states per second on one core.
+(``compile(vectorize=target)``, :mod:`symgen.backends.simd.emit`), states per second on one core.
 
 The function :func:`measure` is :data:`bench.batch_throughput.NUMPY_HOOK`'s signature: the C
 measurement hands it the same generated kernels and random states. Each pass times one batch

@@ -1,11 +1,11 @@
 # ruff: noqa: E501  (the C driver below has long lines)
-"""Batch throughput: the vectorised ``*_simd_batch`` (symgen.backends.simd) against the scalar
+"""Batch throughput: the vectorised ``*_simd_batch`` (symgen.backends.simd.emit) against the scalar
 ``*_batch`` loop, states per second on one core, in the same run.
 
 For each robot (Panda, UR5, Talos) the kernels inverse dynamics (ID), mass matrix (M) and
 forward dynamics (FD) are generated once; the scalar source is compiled with the builder's
 default flags (``-O2 -std=c99``), the simd source once per target (``native``, ``x86-64-v3``,
-``portable``: :func:`symgen.backends.target.simd_target`), and one C program per target times
+``portable``: :func:`symgen.backends.simd.target.simd_target`), and one C program per target times
 both batch functions on the same random states (bench.common.random_states), at each batch
 size, alternating scalar and simd passes; a figure is the median pass. The program also
 reports the largest difference between the two outputs over all states, max|simd − scalar| /
@@ -30,7 +30,7 @@ import numpy as np
 
 import symgen
 from symgen.backends import C99_FLAGS, emit_simd, simd_target
-from symgen.emit import CFunction, emit_c
+from symgen.backends.c99.emit import CFunction, emit_c
 from symgen.robots import robot_urdf
 
 from .common import TIMING_DIR, log, machine_info, pin_to_one_cpu, random_states, table

@@ -529,7 +529,7 @@ def batch_section(batch: Mapping[str, Any], pc: Mapping[str, Any] | None = None)
     has_numpy = any("numpy" in r for r in batch["robots"].values())
     parts = [
         "States per second on one core of the vectorised batch (`<kernel>_simd_batch`, "
-        "`symgen.backends.simd`: W states per instruction) against the scalar batch loop "
+        "`symgen.backends.simd.emit`: W states per instruction) against the scalar batch loop "
         "(`<kernel>_batch`, one state after the other) on the same random states (seed 0, "
         f"batches of {sizes} states), measured in the same run. The process is pinned to one "
         f"core (CPU {batch.get('cpu_pinned')}); each pass times one batch call of each, "

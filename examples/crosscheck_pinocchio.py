@@ -19,9 +19,9 @@ import pinocchio as pin
 
 import symgen
 from symgen import reference as ref
+from symgen.apps.verify import relative_error
 from symgen.peers.pinocchio import Bridge, pin_model_from_symgen
 from symgen.robots import KNOWN_ROBOTS, robot_urdf
-from symgen.verify import relative_error
 
 FLOATING = {"solo12", "talos"}
 

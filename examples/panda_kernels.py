@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 import symgen
+from symgen.apps.verify import check_compiled, random_states
 from symgen.robots import KNOWN_ROBOTS, robot_urdf
-from symgen.verify import check_compiled, random_states
 
 FLOATING = {"solo12", "talos"}
 

@@ -18,9 +18,9 @@ import pinocchio as pin
 
 import symgen
 from symgen import reference as ref
+from symgen.apps.summary import describe
 from symgen.peers.pinocchio import Bridge
 from symgen.robots import KNOWN_ROBOTS, robot_urdf
-from symgen.summary import describe
 
 TOLERANCE = 1e-9
 FLOATING = {"solo12", "talos"}

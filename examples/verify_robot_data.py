@@ -76,7 +76,7 @@ DEFAULT_KERNELS = "inverse_dynamics,mass_matrix,forward_dynamics"
 
 def verify_one(path: Path, floating: bool, args: argparse.Namespace) -> tuple[str, str]:
     """(outcome, one line): outcome is pass, FAIL, error, timeout or CRASH."""
-    command = [sys.executable, "-m", "symgen.cli", "verify", str(path), "--kernels",
+    command = [sys.executable, "-m", "symgen.apps.cli", "verify", str(path), "--kernels",
                args.kernels, "--states", str(args.states)]
     if floating:
         command.append("--floating-base")

@@ -1,9 +1,9 @@
 """symgen: specialized closed-form C dynamics kernels for multibody systems."""
 
-from . import reference
-from .generate import KernelSet, Options, generate
-from .io import load
-from .model import (
+from symgen import reference
+from symgen.generate import KernelSet, Options, generate
+from symgen.io import load
+from symgen.model import (
     Body,
     Frame,
     Joint,
@@ -14,8 +14,7 @@ from .model import (
     Parameter,
     SymgenError,
 )
-
-__version__ = "0.1.0"
+from symgen.version import __version__
 
 __all__ = [
     "Body",

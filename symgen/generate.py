@@ -1,7 +1,7 @@
 """Generation: derive and optimise the programs of a model's kernels.
 
 ``symgen.generate(model)`` returns a :class:`KernelSet`: one optimised
-:class:`~symgen.program.Program` per kernel (one per frame for the per-frame kernels), the
+:class:`~symgen.ir.program.Program` per kernel (one per frame for the per-frame kernels), the
 choices made on the way (partitioning, forward-dynamics method), op counts, and a Python
 evaluator. The C emission (templates) and the compiled module come on top of it.
 """
@@ -14,19 +14,19 @@ from typing import Any
 
 import numpy as np
 
-from . import registry
-from .cnames import c_identifier
-from .formulations.tree_options import (
+from symgen import registry
+from symgen.cnames import c_identifier
+from symgen.formulations.tree_options import (
     FD_METHODS,
     PARTITION_CHOICES,
     Options,
     check_frames,
     default_frames,
 )
-from .model import Model, SymgenError
-from .moving import require_moving_joint
-from .optimize import optimize
-from .program import Program
+from symgen.ir.optimize import optimize
+from symgen.ir.program import Program
+from symgen.model import Model, SymgenError
+from symgen.model.moving import require_moving_joint
 
 
 @dataclass
@@ -71,8 +71,8 @@ class KernelSet:
         return self[name].evaluate(**inputs)
 
     def c_source(self, real: str = "double", prefix: str | None = None):
-        """The C header and source (:func:`symgen.emit.emit_c`)."""
-        from .emit import emit_c
+        """The C header and source (:func:`symgen.backends.c99.emit.emit_c`)."""
+        from symgen.backends.c99.emit import emit_c
 
         return emit_c(self, prefix=prefix, real=real)
 
@@ -83,10 +83,10 @@ class KernelSet:
     def compile(self, real: str = "double", prefix: str | None = None,
                 vectorize: str | None = "auto"):
         """Compile with cffi (cached) and return the numpy-callable kernels
-        (:class:`symgen.build.CompiledKernels`); ``vectorize``: the CPU of the SIMD batch
+        (:class:`symgen.build.compiler.CompiledKernels`); ``vectorize``: the CPU of the SIMD batch
         functions (``"auto"``, ``"native"``, ``"portable"``, a ``-march`` name; None: none), see
-        :func:`symgen.build.compile_kernels`."""
-        from .build import compile_kernels
+        :func:`symgen.build.compiler.compile_kernels`."""
+        from symgen.build.compiler import compile_kernels
 
         return compile_kernels(self, real=real, prefix=prefix, vectorize=vectorize)
 
@@ -137,7 +137,7 @@ def _formulation_name(names: list[str] | None, options: object | None) -> str:
         found = registry.formulation_of(names)
         assert found is not None
         return found
-    from .formulations.natural.kernels import NaturalOptions
+    from symgen.formulations.natural.kernels import NaturalOptions
 
     return "natural" if isinstance(options, NaturalOptions) else "tree"
 

@@ -8,7 +8,7 @@ forward-dynamics variants are available by name; ``forward_dynamics`` is the che
 
 from __future__ import annotations
 
-from .registry import Kernel, kernels_of
+from symgen.registry import Kernel, kernels_of
 
 KERNELS: dict[str, Kernel] = kernels_of("tree")
 DEFAULT_KERNELS = tuple(name for name, k in KERNELS.items() if k.default)

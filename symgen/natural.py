@@ -4,14 +4,14 @@ formulation itself is :mod:`symgen.formulations.natural`, see docs/natural.md)."
 
 from __future__ import annotations
 
-from .formulations.natural.kernels import (
+from symgen.formulations.natural.kernels import (
     NaturalOptions,
     describe_natural,
     natural_model,
 )
-from .formulations.natural.model import NaturalModel
-from .formulations.natural.registration import NaturalContext
-from .generate import generate
+from symgen.formulations.natural.model import NaturalModel
+from symgen.formulations.natural.registration import NaturalContext
+from symgen.generate import generate
 
 
 def natural_kernels(model, opts: NaturalOptions | None = None, nm: NaturalModel | None = None):

@@ -3,10 +3,10 @@
 A :class:`Kernel` declares its formulation, its inputs and its outputs (several allowed) with
 shapes as functions of the formulation's context (the model, or the natural-coordinate model
 built from it), its derivation (a function returning the unoptimised
-:class:`~symgen.program.Program`), its numpy reference, its Pinocchio counterpart if any, how
+:class:`~symgen.ir.program.Program`), its numpy reference, its Pinocchio counterpart if any, how
 results are compared, and its documentation. A formulation registers its kernels with
 :func:`register` when its registration module is imported (:data:`REGISTRATION_MODULES`);
-:func:`symgen.generate.generate`, the C emission, :mod:`symgen.verify`, the command line and
+:func:`symgen.generate.generate`, the C emission, :mod:`symgen.apps.verify`, the command line and
 the tests iterate the registry and never switch on a kernel's name.
 
 To add a kernel: declare it with :func:`register` in its formulation's registration module
@@ -23,8 +23,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .model import SymgenError
-from .program import Program
+from symgen.ir.program import Program
+from symgen.model import SymgenError
 
 #: Modules whose import registers a formulation's kernels, in catalogue order.
 REGISTRATION_MODULES = (
@@ -32,7 +32,7 @@ REGISTRATION_MODULES = (
     "symgen.formulations.natural.registration",
 )
 
-#: How a kernel's results are compared with a peer's (:mod:`symgen.verify`): ``relative``
+#: How a kernel's results are compared with a peer's (:mod:`symgen.apps.verify`): ``relative``
 #: (max |a − b| / max(|b|, 1)) or ``solve`` (the backward error of a solution of M x = y).
 COMPARISONS = ("relative", "solve", "system")
 
@@ -64,12 +64,12 @@ class Kernel:
     - ``methods``: names of the derivation methods of one kernel (the target's
       ``method``), each derived and the cheapest kept;
     - ``default``: generated when no kernel list is given;
-    - ``tolerance``: the bound of :mod:`symgen.verify` against the peers when the default
+    - ``tolerance``: the bound of :mod:`symgen.apps.verify` against the peers when the default
       (1e-10) does not hold for the kernel's conditioning, with the reason in ``doc``;
       ``float_check``: whether a float build is compared with the double one;
     - ``loops``: derived only for a model with loop joints (the loop-closure kernels);
       ``embedding``: derived only for a model with loop joints or couplings (the
-      constraint-embedding kernels); ``consistent``: compared by :mod:`symgen.verify` at
+      constraint-embedding kernels); ``consistent``: compared by :mod:`symgen.apps.verify` at
       assembled configurations with velocities along the motion (G v = 0), where its
       methods agree, and by relative error (also ``forward_dynamics`` of a model with loop
       joints); ``on_request``: a program built from other programs (derivatives,
@@ -77,10 +77,10 @@ class Kernel:
       ``without_elements``: a dynamics kernel of the spanning tree that leaves the model's
       force elements out (generation warns when the model has some);
     - ``setup``: run once per initial condition (assembly), not per time step: its SIMD
-      batch keeps the scalar loop (:mod:`symgen.backends.simd`), which spares the build the
+      batch keeps the scalar loop (:mod:`symgen.backends.simd.emit`), which spares the build the
       lane code of what is often the model's largest kernel;
     - ``schedule``: its program is ordered depth-first from the outputs
-      (:func:`symgen.optimize.schedule`): the programs derived by differentiation.
+      (:func:`symgen.ir.optimize.schedule`): the programs derived by differentiation.
     """
 
     name: str

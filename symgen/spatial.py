@@ -4,13 +4,13 @@ Spatial motion vectors are ``[ω; v]`` and forces ``[n; f]`` (docs/conventions.m
 Featherstone 2008, §2.2-2.3). The thin types :class:`Motion`, :class:`Force`,
 :class:`Transform`, :class:`Inertia`, :class:`JointMap` (and :class:`ForceMap`,
 :class:`ArticulatedInertia`, :class:`Compliance`, :class:`JointVector`) hold tuples of
-:mod:`symgen.expr` expressions and give them the operators of the book, so that a recursion
+:mod:`symgen.ir.expr` expressions and give them the operators of the book, so that a recursion
 step reads ``V = (X @ V_parent + S @ qd).emit(b)``:
 
 - ``+``, ``−`` and scalar ``*`` build expressions in place, as do ``S @ θ̇``, ``I @ V``,
   ``v.cross(m)`` (×) and ``v.cross_star(f)`` (×*);
 - ``emit(b)`` assigns the entries to temporaries of a
-  :class:`~symgen.program.ProgramBuilder`, so that expressions stay small;
+  :class:`~symgen.ir.program.ProgramBuilder`, so that expressions stay small;
 - a coordinate transform (``X @ m``, ``X.T @ f``, ``X.inv @ m``, ``X.T @ P @ X``,
   ``X @ Y @ X.T``) emits intermediate results, so it needs the builder: it returns a
   :class:`Pending` value, evaluated by its own ``emit(b)`` or by that of a sum it takes part
@@ -35,8 +35,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, Self, TypeVar, overload
 
-from .expr import ONE, ZERO, Expr, Num, esum
-from .program import ProgramBuilder
+from symgen.ir.expr import ONE, ZERO, Expr, Num, esum
+from symgen.ir.program import ProgramBuilder
 
 Vec3 = tuple[Expr, Expr, Expr]
 Vec6 = tuple[Expr, Expr, Expr, Expr, Expr, Expr]

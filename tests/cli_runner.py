@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from symgen.cli import main
+from symgen.apps.cli import main
 
 
 def run(*args: str):

@@ -7,8 +7,8 @@ from functools import cache
 from pathlib import Path
 
 import symgen
+from symgen.apps.verify import DOUBLE_TOLERANCE, random_states, reference_value, relative_error
 from symgen.robots import spatial_chain
-from symgen.verify import DOUBLE_TOLERANCE, random_states, reference_value, relative_error
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "models"
 KERNELS = ["mass_matrix", "inverse_dynamics"]

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from symgen import KernelSet, registry
-from symgen.verify import DOUBLE_TOLERANCE as TOLERANCE
-from symgen.verify import reference_values, relative_error
+from symgen.apps.verify import DOUBLE_TOLERANCE as TOLERANCE
+from symgen.apps.verify import reference_values, relative_error
 
 __all__ = ["TOLERANCE", "check_kernel_set", "program_inputs", "relative_error"]
 

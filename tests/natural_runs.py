@@ -56,7 +56,7 @@ from benchmark_mechanisms import (
 from mechanisms import G, n_four_bar
 
 import symgen
-from symgen.build import compile_kernels
+from symgen.build.compiler import compile_kernels
 from symgen.formulations.natural.model import neutral_joint_configuration
 from symgen.formulations.natural.registration import NaturalContext
 from symgen.formulations.natural.solvers import consistent_velocities, lagrange_accelerations

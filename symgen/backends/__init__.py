@@ -1,16 +1,16 @@
 """Code-generation backends: how a :class:`~symgen.generate.KernelSet` becomes C and how
 that C is compiled.
 
-A :class:`Backend` bundles a printer (:class:`symgen.printing.CPrinter` or a subclass: the
+A :class:`Backend` bundles a printer (:class:`symgen.backends.c99.printer.CPrinter` or a subclass: the
 layout of array elements and the spelling of statements), its templates, its emit function
 ``emit(ks, prefix, real) -> CSource`` and its compile flags ``target(spec) -> Target``
 (flags, link libraries, cache-key identity). :data:`BACKENDS` registers
 
-- ``"c99"``: the scalar kernels and their ``*_batch`` loops (:func:`symgen.emit.emit_c`,
+- ``"c99"``: the scalar kernels and their ``*_batch`` loops (:func:`symgen.backends.c99.emit.emit_c`,
   unchanged);
 - ``"simd"``: ``*_simd_batch`` loops evaluating W states per iteration in vector lanes
-  (:mod:`symgen.backends.simd`), compiled for a chosen CPU
-  (:mod:`symgen.backends.target`) and linked with the c99 object.
+  (:mod:`symgen.backends.simd.emit`), compiled for a chosen CPU
+  (:mod:`symgen.backends.simd.target`) and linked with the c99 object.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..emit import CSource, emit_c
-from ..printing import CPrinter
-from .simd import TEMPLATES as SIMD_TEMPLATES
-from .simd import SimdPrinter, emit_simd, simd_declarations
-from .target import BASE_FLAGS, Target, simd_target
+from symgen.backends.c99.emit import CSource, emit_c
+from symgen.backends.c99.printer import CPrinter
+from symgen.backends.simd.emit import TEMPLATES as SIMD_TEMPLATES
+from symgen.backends.simd.emit import SimdPrinter, emit_simd, simd_declarations
+from symgen.backends.simd.target import BASE_FLAGS, Target, simd_target
 
-#: Flags of the c99 backend (the scalar builder's default, ``symgen.build.DEFAULT_FLAGS``).
+#: Flags of the c99 backend (the scalar builder's default, ``symgen.build.compiler.DEFAULT_FLAGS``).
 C99_FLAGS = ("-O2", "-std=c99")
 
 

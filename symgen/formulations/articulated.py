@@ -24,10 +24,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..expr import Expr, esum
-from ..model import SymgenError
-from ..program import ProgramBuilder
-from ..spatial import (
+from symgen.formulations import dense
+from symgen.formulations.recursions import (
+    gyroscopic,
+    hinge_rates,
+    joint_map,
+    motion_pass,
+    root_acceleration,
+)
+from symgen.formulations.tree import Hinge, SymbolicTree
+from symgen.ir.expr import Expr, esum
+from symgen.ir.program import ProgramBuilder
+from symgen.model import SymgenError
+from symgen.spatial import (
     ZERO,
     ArticulatedInertia,
     Compliance,
@@ -36,9 +45,6 @@ from ..spatial import (
     JointVector,
     Motion,
 )
-from . import dense
-from .recursions import gyroscopic, hinge_rates, joint_map, motion_pass, root_acceleration
-from .tree import Hinge, SymbolicTree
 
 
 @dataclass

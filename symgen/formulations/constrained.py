@@ -55,16 +55,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..expr import Expr, esum
-from ..loops.actuation import Split
-from ..model import SymgenError
-from ..program import ProgramBuilder
-from ..spatial import ZERO
-from . import dense
-from .loop_constraints import bias, constraints, jacobian
-from .ltdl import factored_forward_dynamics, ltdl_solve
-from .recursions import inverse_dynamics as tree_inverse_dynamics
-from .tree import SymbolicTree
+from symgen.formulations import dense
+from symgen.formulations.loop_constraints import bias, constraints, jacobian
+from symgen.formulations.ltdl import factored_forward_dynamics, ltdl_solve
+from symgen.formulations.recursions import inverse_dynamics as tree_inverse_dynamics
+from symgen.formulations.tree import SymbolicTree
+from symgen.ir.expr import Expr, esum
+from symgen.ir.program import ProgramBuilder
+from symgen.loops.actuation import Split
+from symgen.model import SymgenError
+from symgen.spatial import ZERO
 
 
 def forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],

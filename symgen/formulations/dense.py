@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..expr import ONE, ZERO, Expr, esum
-from ..program import ProgramBuilder
+from symgen.ir.expr import ONE, ZERO, Expr, esum
+from symgen.ir.program import ProgramBuilder
 
 
 @dataclass(frozen=True)

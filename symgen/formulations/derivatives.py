@@ -1,5 +1,5 @@
 """Derivatives of the dynamics with respect to the state, by differentiating the kernels'
-own programs (forward and reverse mode, :mod:`symgen.autodiff`).
+own programs (forward and reverse mode, :mod:`symgen.ir.autodiff`).
 
 **Tangent space.** A configuration is perturbed on its manifold, q ⊕ δ (the ``integrate``
 program at v = δ, dt = 1), and derivatives are taken with respect to δ at δ = 0: for vector
@@ -30,11 +30,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..autodiff import Tangent, adjoint, jacobian, replay, seeds
-from ..expr import ONE, ZERO, Expr, esum
-from ..optimize import optimize
-from ..program import Program, ProgramBuilder
-from ..spatial import skew
+from symgen.ir.autodiff import Tangent, adjoint, jacobian, replay, seeds
+from symgen.ir.expr import ONE, ZERO, Expr, esum
+from symgen.ir.optimize import optimize
+from symgen.ir.program import Program, ProgramBuilder
+from symgen.spatial import skew
 
 
 def inner_program(context: Any, kernel: str, name: str, method: str = "",
@@ -42,8 +42,8 @@ def inner_program(context: Any, kernel: str, name: str, method: str = "",
     """The optimised program of registered kernel ``kernel`` for ``context`` (no
     partitioning; derivation ``method``, default the kernel's first; ``frame`` for a
     per-frame kernel), to be replayed."""
-    from ..registry import get
-    from .tree_kernels import TreeTarget
+    from symgen.formulations.tree_kernels import TreeTarget
+    from symgen.registry import get
 
     spec = get(kernel)
     target = TreeTarget(f"{name}__{kernel}", frame=frame, method=method)
@@ -146,8 +146,8 @@ def _via_factor(b: ProgramBuilder, context: Any, name: str, inputs: dict[str, li
     """``via_ltdl``: one LᵀDL factor of M(q) (Featherstone 2008, Table 6.3) solves for q̈
     itself (τ − ID(q, v, 0)), then for every column of −∂ID/∂x at q̈ and of the identity
     (M⁻¹)."""
-    from .ltdl import dof_parents, ltdl, ltdl_solve
-    from .tree import build_tree
+    from symgen.formulations.ltdl import dof_parents, ltdl, ltdl_solve
+    from symgen.formulations.tree import build_tree
 
     nv = context.model.nv
     mass = inner_program(context, "mass_matrix", name)
@@ -181,7 +181,7 @@ def lie_term(model: Any, v: Sequence[Expr]) -> list[list[Expr]]:
     With q_true = q ⊕ δ and the body rates v_true = v + ν, q_true's rate is
     Ad_{exp(−δ)} v + J_r(δ) δ̇, so to first order δ̇ = ν − ad_v δ (Murray, Li & Sastry 1994,
     §2.4, the adjoint map; Sola, Deray & Atchuthan, "A micro Lie theory", 2018, §IV)."""
-    from ..model import JointType
+    from symgen.model import JointType
 
     nv = model.nv
     out: list[list[Expr]] = [[ZERO] * nv for _ in range(nv)]
@@ -245,8 +245,8 @@ def embedding_directions(b: ProgramBuilder, context: Any, q: Sequence[Expr],
     """The columns of X_S over every coordinate, as tangents (one per velocity coordinate,
     direction k = independent coordinate k): on the loop manifold q(θ_R) moves as
     q ⊕ (X_S δ_R) to first order, since Φ(q) = 0 and Y X_S = 0 (Jain 2009, eq. 11)."""
-    from . import embedded
-    from .tree import build_tree
+    from symgen.formulations import embedded
+    from symgen.formulations.tree import build_tree
 
     tree = build_tree(context.model, b, q, params, snap=context.snap)
     emb = embedded.embedding_map(b, tree, context.loop_rows,
@@ -320,7 +320,7 @@ def embedded_linearization(b: ProgramBuilder, context: Any, name: str,
 def _check_lie_joints(model: Any, independent: set[int]) -> None:
     """A spherical or free joint must be wholly independent or wholly dependent: the
     first-order error dynamics −ad_v of one split between the two are not derived."""
-    from ..model import JointType, SymgenError
+    from symgen.model import JointType, SymgenError
 
     for joint in model.independent_joints:
         if joint.type not in (JointType.SPHERICAL, JointType.FREE):

@@ -19,15 +19,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..expr import ZERO, Expr, atan2, esum, sqrt
-from ..model import JointType, Model
-from ..model.elements import JointActuator, JointSpring, PointSpring
-from ..program import ProgramBuilder
-from ..reference.integrate import neutral_configuration
-from ..spatial import Pose, dot, emit_vec, mat_mul, mat_t_vec, mat_vec, number, sub, transpose
-from .kinematics import frame_pose, jacobian_columns, world_poses
-from .recursions import accumulate
-from .tree import Constants, CutFrames, FrameRef, SymbolicTree, _joint_coordinates, build_tree
+from symgen.formulations.kinematics import frame_pose, jacobian_columns, world_poses
+from symgen.formulations.recursions import accumulate
+from symgen.formulations.tree import (
+    Constants,
+    CutFrames,
+    FrameRef,
+    SymbolicTree,
+    _joint_coordinates,
+    build_tree,
+)
+from symgen.ir.expr import ZERO, Expr, atan2, esum, sqrt
+from symgen.ir.program import ProgramBuilder
+from symgen.model import JointType, Model
+from symgen.model.elements import JointActuator, JointSpring, PointSpring
+from symgen.reference.integrate import neutral_configuration
+from symgen.spatial import Pose, dot, emit_vec, mat_mul, mat_t_vec, mat_vec, number, sub, transpose
 
 
 def _point(b: ProgramBuilder, tree: SymbolicTree, poses: list[Pose], k: Constants,

@@ -39,14 +39,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..expr import ONE, ZERO, Expr, esum
-from ..program import ProgramBuilder
-from ..spatial import ArticulatedInertia, Force, ForceMap, JointVector, Motion
-from . import dense
-from .articulated import _gain, hinge_factor
-from .loop_constraints import bias as loop_bias
-from .loop_constraints import jacobian as loop_jacobian
-from .recursions import (
+from symgen.formulations import dense
+from symgen.formulations.articulated import _gain, hinge_factor
+from symgen.formulations.loop_constraints import bias as loop_bias
+from symgen.formulations.loop_constraints import jacobian as loop_jacobian
+from symgen.formulations.recursions import (
     gyroscopic,
     hinge_rates,
     joint_map,
@@ -54,8 +51,11 @@ from .recursions import (
     motion_pass,
     root_acceleration,
 )
-from .recursions import inverse_dynamics as tree_inverse_dynamics
-from .tree import SymbolicTree
+from symgen.formulations.recursions import inverse_dynamics as tree_inverse_dynamics
+from symgen.formulations.tree import SymbolicTree
+from symgen.ir.expr import ONE, ZERO, Expr, esum
+from symgen.ir.program import ProgramBuilder
+from symgen.spatial import ArticulatedInertia, Force, ForceMap, JointVector, Motion
 
 
 @dataclass(frozen=True)

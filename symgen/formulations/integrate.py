@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..expr import Expr
-from ..joints import JOINT_TYPES
-from ..joints.exponential import SMALL_ANGLE_SQ
-from ..model import Model
-from ..program import ProgramBuilder
+from symgen.ir.expr import Expr
+from symgen.ir.program import ProgramBuilder
+from symgen.joints import JOINT_TYPES
+from symgen.joints.exponential import SMALL_ANGLE_SQ
+from symgen.model import Model
 
 
 def integrate(

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ..expr import Expr, esum
-from ..program import ProgramBuilder
-from ..spatial import (
+from symgen.formulations.recursions import acceleration_pass, accumulate, joint_map, motion_pass
+from symgen.formulations.tree import FrameRef, SymbolicTree
+from symgen.ir.expr import Expr, esum
+from symgen.ir.program import ProgramBuilder
+from symgen.spatial import (
     ZERO,
     ZERO3,
     Motion,
@@ -29,8 +31,6 @@ from ..spatial import (
     sub,
     vec3,
 )
-from .recursions import acceleration_pass, accumulate, joint_map, motion_pass
-from .tree import FrameRef, SymbolicTree
 
 REFERENCES = ("local_world_aligned", "local", "world")
 

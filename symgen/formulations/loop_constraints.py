@@ -32,10 +32,20 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..expr import ONE, Expr, Less, esum, select
-from ..model import JointType, Model, SymgenError
-from ..program import ProgramBuilder
-from ..spatial import (
+from symgen.formulations import dense
+from symgen.formulations.integrate import integrate
+from symgen.formulations.kinematics import jacobian_columns
+from symgen.formulations.recursions import (
+    acceleration_pass,
+    accumulate,
+    motion_pass,
+    root_acceleration,
+)
+from symgen.formulations.tree import CutFrames, FrameRef, SymbolicTree, build_tree
+from symgen.ir.expr import ONE, Expr, Less, esum, select
+from symgen.ir.program import ProgramBuilder
+from symgen.model import JointType, Model, SymgenError
+from symgen.spatial import (
     ZERO,
     Motion,
     Pose,
@@ -53,11 +63,6 @@ from ..spatial import (
     sub,
     transpose,
 )
-from . import dense
-from .integrate import integrate
-from .kinematics import jacobian_columns
-from .recursions import acceleration_pass, accumulate, motion_pass, root_acceleration
-from .tree import CutFrames, FrameRef, SymbolicTree, build_tree
 
 TURNING = (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.CYLINDRICAL, JointType.PLANAR)
 RIGID = (JointType.PRISMATIC, JointType.FIXED)

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..expr import Expr
-from ..program import ProgramBuilder
-from ..spatial import ONE, ZERO
-from .recursions import inverse_dynamics, mass_matrix
-from .tree import SymbolicTree
+from symgen.formulations.recursions import inverse_dynamics, mass_matrix
+from symgen.formulations.tree import SymbolicTree
+from symgen.ir.expr import Expr
+from symgen.ir.program import ProgramBuilder
+from symgen.spatial import ONE, ZERO
 
 
 def dof_parents(tree: SymbolicTree) -> list[int]:

@@ -25,10 +25,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..expr import Expr
-from ..program import ProgramBuilder
-from ..spatial import ZERO, Force, Inertia, JointMap, JointVector, Motion
-from .tree import Hinge, SymbolicTree
+from symgen.formulations.tree import Hinge, SymbolicTree
+from symgen.ir.expr import Expr
+from symgen.ir.program import ProgramBuilder
+from symgen.spatial import ZERO, Force, Inertia, JointMap, JointVector, Motion
 
 
 @dataclass

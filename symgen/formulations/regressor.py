@@ -11,7 +11,7 @@ linear in π.
 
 Y is derived from the program itself: the Newton-Euler program with every body's inertia
 built from a parameter input π, replayed with π = 0 and tangents seeded on π
-(:mod:`symgen.autodiff`): τ being linear in π, its tangent is Y exactly, and the zero
+(:mod:`symgen.ir.autodiff`): τ being linear in π, its tangent is Y exactly, and the zero
 values fold the products with the inertias away. Joint armature, not an inertial parameter
 of a body, is left out: τ = Y π + J_a ∘ a.
 """
@@ -23,14 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff import jacobian, replay, seeds
-from ..expr import ZERO, Expr
-from ..model import Model
-from ..optimize import optimize
-from ..program import ProgramBuilder
-from ..spatial import Inertia, mat3, vec3
-from .recursions import inverse_dynamics
-from .tree import build_tree
+from symgen.formulations.recursions import inverse_dynamics
+from symgen.formulations.tree import build_tree
+from symgen.ir.autodiff import jacobian, replay, seeds
+from symgen.ir.expr import ZERO, Expr
+from symgen.ir.optimize import optimize
+from symgen.ir.program import ProgramBuilder
+from symgen.model import Model
+from symgen.spatial import Inertia, mat3, vec3
 
 #: Parameters per body, and their names (docs/identification.md).
 PARAMETERS_PER_BODY = 10

@@ -20,7 +20,7 @@ constant after folding). Generation then
 
 Semidefinite systems (``semidefinite_tolerance=τ``): a pivot d_j ≤ τ·a_jj (a_jj the original
 diagonal entry of that unknown, so the test is scale-free) marks the unknown as dependent and
-1/d_j is replaced by 0 (a run-time :class:`~symgen.expr.Select`), so column j of L and the
+1/d_j is replaced by 0 (a run-time :class:`~symgen.ir.expr.Select`), so column j of L and the
 solution component j are 0. Why this solves A x = b for a consistent b: the Schur complement
 S of the unknowns eliminated before j is positive semidefinite, and S_jj = 0 forces
 S_ij = 0 for every i (S_ij² ≤ S_ii S_jj, the 2×2 minors of a PSD matrix), i.e. row j is a
@@ -48,9 +48,9 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..expr import ZERO, Expr, Less, Mul, Num, Sym, add_terms, as_expr, select
-from ..model import SymgenError
-from ..program import ProgramBuilder
+from symgen.ir.expr import ZERO, Expr, Less, Mul, Num, Sym, add_terms, as_expr, select
+from symgen.ir.program import ProgramBuilder
+from symgen.model import SymgenError
 
 #: The proposed relative pivot tolerance of semidefinite systems (see the module docs).
 SEMIDEFINITE_TOLERANCE = 1e-10
@@ -359,7 +359,7 @@ def _signed_symbol(e: Expr) -> tuple[Sym, float] | None:
 def _minus_products(first: Expr, products: Sequence[tuple[Expr, Expr]]) -> Expr:
     """``first − Σ x·y`` in canonical form. A product of two different (scaled) symbols, the
     bulk of the updates, is built as the canonical ``Mul`` directly (the one
-    :func:`symgen.expr.mul` builds, without its general bookkeeping: generation speed)."""
+    :func:`symgen.ir.expr.mul` builds, without its general bookkeeping: generation speed)."""
     terms: list[tuple[Expr, float]] = [(first, 1.0)]
     for x, y in products:
         sx, sy = _signed_symbol(x), _signed_symbol(y)

@@ -5,11 +5,11 @@ modellers' numeric conversions, tests). The kernels themselves are declared in
 
 from __future__ import annotations
 
-from ..model import Model
-from ..program import Program
-from ..registry import get
-from .tree import SNAP_TOLERANCE
-from .tree_kernels import TreeContext, TreeTarget
+from symgen.formulations.tree import SNAP_TOLERANCE
+from symgen.formulations.tree_kernels import TreeContext, TreeTarget
+from symgen.ir.program import Program
+from symgen.model import Model
+from symgen.registry import get
 
 
 def build_kernel(

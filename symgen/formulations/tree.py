@@ -24,14 +24,14 @@ from dataclasses import dataclass, field
 
 import sympy
 
-from ..expr import Expr, from_sympy
-from ..joints import JOINT_TYPES
-from ..joints.base import BiasFn, Step
-from ..model import JointType, Model, SymgenError
-from ..model.scalars import Scalar, parameter_symbol
-from ..model.transform import planar_directions
-from ..program import ProgramBuilder
-from ..spatial import (
+from symgen.ir.expr import Expr, from_sympy
+from symgen.ir.program import ProgramBuilder
+from symgen.joints import JOINT_TYPES
+from symgen.joints.base import BiasFn, Step
+from symgen.model import JointType, Model, SymgenError
+from symgen.model.scalars import Scalar, parameter_symbol
+from symgen.model.transform import planar_directions
+from symgen.spatial import (
     IDENTITY3,
     ZERO3,
     Inertia,

@@ -17,12 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..expr import Expr
-from ..loops.actuation import actuation, independent_coordinates
-from ..model import JointType, Model, SymgenError
-from ..program import Program, ProgramBuilder
-from ..registry import Kernel, Output, get, register, register_formulation
-from . import (
+from symgen.formulations import (
     articulated,
     constrained,
     derivatives,
@@ -33,10 +28,15 @@ from . import (
     recursions,
     regressor,
 )
-from .element_forces import element_forces
-from .integrate import integrate
-from .tree import SNAP_TOLERANCE, SymbolicTree, build_tree, has_partitionable
-from .tree_options import Options, check_frames, default_frames
+from symgen.formulations.element_forces import element_forces
+from symgen.formulations.integrate import integrate
+from symgen.formulations.tree import SNAP_TOLERANCE, SymbolicTree, build_tree, has_partitionable
+from symgen.formulations.tree_options import Options, check_frames, default_frames
+from symgen.ir.expr import Expr
+from symgen.ir.program import Program, ProgramBuilder
+from symgen.loops.actuation import actuation, independent_coordinates
+from symgen.model import JointType, Model, SymgenError
+from symgen.registry import Kernel, Output, get, register, register_formulation
 
 FORMULATION = "tree"
 
@@ -99,7 +99,7 @@ class TreeContext:
         cannot be closed still has its tree kernels."""
         if not self.model.loop_joints:
             return None
-        from ..loops import analyse_loops
+        from symgen.loops import analyse_loops
 
         return analyse_loops(self.model)
 
@@ -107,15 +107,15 @@ class TreeContext:
     def embedding(self) -> Any:
         """The aggregates and independent coordinates of the constraint embedding
         (:func:`symgen.loops.embedding.embedding`)."""
-        from ..loops.embedding import embedding
+        from symgen.loops.embedding import embedding
 
         return embedding(self.model, self.loops, self.actuated)
 
     @cached_property
     def base_parameters(self) -> Any:
-        """The base inertial parameters (:func:`symgen.identification.base_parameters`),
+        """The base inertial parameters (:func:`symgen.apps.identification.base_parameters`),
         found when the base regressor first needs them."""
-        from ..identification import base_parameters
+        from symgen.apps.identification import base_parameters
 
         return base_parameters(self.model)
 
@@ -242,7 +242,7 @@ def _element_forces(d: Derivation, v: Sequence[Expr] | None = None) -> list[Expr
 # ---------------------------------------------------------------- reference and Pinocchio
 @dataclass
 class ReferenceQuery:
-    """One state at which a kernel's reference value is wanted (:mod:`symgen.verify`)."""
+    """One state at which a kernel's reference value is wanted (:mod:`symgen.apps.verify`)."""
 
     model: Model
     state: Mapping[str, Any]
@@ -304,7 +304,7 @@ def _with_forces(fn: Callable, query: PinocchioQuery, *args):
 
 
 def _ref():
-    from .. import reference
+    from symgen import reference
 
     return reference
 
@@ -489,7 +489,7 @@ def _loop_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
     """Φ, G and Ġq̇ of the loop kernels from the numeric loop closure
     (:class:`symgen.loops.LoopClosure`, written from Müller 2014 with the reference
     kinematics), in the rows the analysis keeps."""
-    from ..loops import LoopClosure
+    from symgen.loops import LoopClosure
 
     closure = LoopClosure(r.model, r.params)
     tk = closure.kinematics(r.q)
@@ -559,7 +559,7 @@ def _with_context(values: Callable[[Derivation, TreeContext], Any]
 
 def _reference_element_forces(r: ReferenceQuery) -> np.ndarray:
     """Q of the model's force elements from :func:`symgen.reference.forces.element_forces`."""
-    from ..reference.forces import element_forces as reference_forces
+    from symgen.reference.forces import element_forces as reference_forces
 
     return reference_forces(r.model, r.q, r.v, params=r.params)
 
@@ -865,7 +865,7 @@ def _n_params(c: TreeContext) -> int:
 def _regressor_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
     """The numpy regressor (:mod:`symgen.reference.regressor`, Newton-Euler by unit
     parameters)."""
-    from ..reference.regressor import regressor as reference_regressor
+    from symgen.reference.regressor import regressor as reference_regressor
 
     return {"Y": reference_regressor(r.model, r.q, r.v, r.a, params=r.params)}
 
@@ -897,7 +897,7 @@ register(Kernel(
     "regressor of the base inertial parameters: τ = Y_base π_base", ("q", "v", "a"),
     _one("Y_base", lambda c: (c.model.nv, c.base_parameters.count),
          "regressor of the base parameters (nv × base, row-major): the independent columns "
-         "of Y, found at generation (symgen.identification.base_parameters)"),
+         "of Y, found at generation (symgen.apps.identification.base_parameters)"),
     _with_context(lambda d, c: [
         x for row in _rows(regressor.regressor(d.b, c.model, d.inputs, c.snap), _n_params(c))
         for x in (row[j] for j in c.base_parameters.columns)]),
@@ -981,7 +981,7 @@ def _numeric_embedding(r: ReferenceQuery, v_ind) -> tuple[np.ndarray, np.ndarray
     if v_ind is not None:
         v = x @ np.asarray(v_ind, float)
         if r.model.loop_joints and dep:
-            from ..loops import LoopClosure
+            from symgen.loops import LoopClosure
 
             closure = LoopClosure(r.model, r.params)
             gamma = np.concatenate([u.selection @ b for u, b in zip(
@@ -1005,7 +1005,7 @@ def _embedded_forward_reference(r: ReferenceQuery) -> dict[str, np.ndarray]:
 
 
 def _reference_forces_at(r: ReferenceQuery, v: np.ndarray) -> np.ndarray:
-    from ..reference.forces import element_forces as reference_forces
+    from symgen.reference.forces import element_forces as reference_forces
 
     return reference_forces(r.model, r.q, v, params=r.params)
 

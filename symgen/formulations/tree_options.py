@@ -7,9 +7,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..model import Model, SymgenError
-from .kinematics import REFERENCES
-from .tree import SNAP_TOLERANCE
+from symgen.formulations.kinematics import REFERENCES
+from symgen.formulations.tree import SNAP_TOLERANCE
+from symgen.model import Model, SymgenError
 
 PARTITION_CHOICES = ("auto", "always", "never")
 FD_METHODS = ("auto", "aba", "ltdl", "embedded", "multipliers")

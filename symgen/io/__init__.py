@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..model import Model, ModelError
+from symgen.model import Model, ModelError
 
 #: Joints to lock: name -> value (a number, the joint's nq numbers, or None for neutral).
 Locks = Mapping[str, float | str | Sequence[float | str] | None]
@@ -28,9 +28,9 @@ def load(path: str | Path, floating_base: bool = False, lock: Locks | None = Non
         raise ModelError(f"{p}: no such model file")
     suffix = p.suffix.lower()
     if suffix == ".urdf":
-        from .urdf import read_urdf as read
+        from symgen.io.urdf import read_urdf as read
     elif suffix in (".yaml", ".yml"):
-        from .yaml_format import read_yaml as read
+        from symgen.io.yaml_format import read_yaml as read
     else:
         raise ModelError(f"{p}: unknown model format {suffix!r} (expected .urdf, .yaml or .yml)")
     model = read(p, floating_base=floating_base, lock=lock)

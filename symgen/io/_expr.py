@@ -23,7 +23,7 @@ from collections.abc import Collection
 
 import sympy
 
-from ..model.scalars import Scalar, parameter_symbol
+from symgen.model.scalars import Scalar, parameter_symbol
 
 #: Longest accepted expression, in characters.
 MAX_LENGTH = 1000

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from ..model import ModelError, SourceRef
+from symgen.model import ModelError, SourceRef
 
 
 class LineDict(dict):

@@ -13,10 +13,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from ..model import Limits, Model, ModelBuilder, ModelError, SourceRef
-from ..model.transform import mat_mul, rotation_from_rpy, transpose
-from . import Locks
-from ._xml import Node, parse_xml
+from symgen.io import Locks
+from symgen.io._xml import Node, parse_xml
+from symgen.model import Limits, Model, ModelBuilder, ModelError, SourceRef
+from symgen.model.transform import mat_mul, rotation_from_rpy, transpose
 
 #: URDF joint type -> symgen joint type.
 URDF_JOINT_TYPES = {

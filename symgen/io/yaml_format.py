@@ -16,11 +16,11 @@ import math
 import reprlib
 from pathlib import Path
 
-from ..model import JointType, Limits, Model, ModelBuilder, ModelError, SourceRef
-from ..model.scalars import Scalar
-from . import Locks
-from ._expr import ExpressionError, parse_value
-from ._yaml_loader import LineDict, LineList, load_yaml
+from symgen.io import Locks
+from symgen.io._expr import ExpressionError, parse_value
+from symgen.io._yaml_loader import LineDict, LineList, load_yaml
+from symgen.model import JointType, Limits, Model, ModelBuilder, ModelError, SourceRef
+from symgen.model.scalars import Scalar
 
 #: Keys of each kind of entry (docs/model-format.md).
 TOP_KEYS = (

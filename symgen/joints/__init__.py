@@ -16,17 +16,17 @@ Adding a joint type: docs/joint-types.md.
 
 from __future__ import annotations
 
-from ..model import JointType
-from .base import JointKind, Step
-from .cylindrical import Cylindrical
-from .fixed import Fixed
-from .free import Free
-from .helical import Helical
-from .planar import Planar
-from .prismatic import Prismatic
-from .revolute import Continuous, Revolute
-from .spherical import Spherical
-from .universal import Universal
+from symgen.joints.base import JointKind, Step
+from symgen.joints.cylindrical import Cylindrical
+from symgen.joints.fixed import Fixed
+from symgen.joints.free import Free
+from symgen.joints.helical import Helical
+from symgen.joints.planar import Planar
+from symgen.joints.prismatic import Prismatic
+from symgen.joints.revolute import Continuous, Revolute
+from symgen.joints.spherical import Spherical
+from symgen.joints.universal import Universal
+from symgen.model import JointType
 
 #: The declaration of every joint type.
 JOINT_TYPES: dict[JointType, JointKind] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import NaturalModeller
+from symgen.joints.base import NaturalModeller
 
 
 def perpendiculars(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -14,16 +14,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
-from ..expr import Expr, cos, sin
-from ..program import ProgramBuilder
-from ..spatial import ONE, ZERO, Mat3, Vec3, Vec6, emit_mat, mat3, rotation_about, vec6
+from symgen.ir.expr import Expr, cos, sin
+from symgen.ir.program import ProgramBuilder
+from symgen.spatial import ONE, ZERO, Mat3, Vec3, Vec6, emit_mat, mat3, rotation_about, vec6
 
 if TYPE_CHECKING:
     import numpy as np
     import sympy
 
-    from ..model import Joint, JointType, Transform
-    from ..model.scalars import Scalar
+    from symgen.model import Joint, JointType, Transform
+    from symgen.model.scalars import Scalar
 
 BiasFn = Callable[[ProgramBuilder, Sequence[Expr]], Vec6]
 
@@ -128,14 +128,14 @@ class JointKind:
         partition: bool,
     ) -> list[Step]:
         """The joint's motion as one step, or as 1-DOF steps when ``partition``."""
-        from ..model import SymgenError
+        from symgen.model import SymgenError
 
         raise SymgenError(f"joint {joint.name!r}: unsupported joint type {self.type.value!r}")
 
     def motion(self, joint: Joint, q: Sequence) -> Transform:
         """``X_J(q)`` on model scalars: the pose of the child frame in the joint frame
         (docs/conventions.md, joint table; unit axes). Identity for no coordinates."""
-        from ..model import Transform
+        from symgen.model import Transform
 
         return Transform()
 

@@ -3,11 +3,11 @@ S = [[0, a], [a, 0]] (Featherstone 2008, Table 4.1); partitioned: prismatic + re
 
 from __future__ import annotations
 
-from ..model import JointType, Transform
-from ..spatial import IDENTITY3, ZERO3, emit_vec, scale, vec3
-from ._natural import on_axis_equations, slide_entities
-from .base import JointKind, Step, angular, linear, revolute_rotation
-from .motion import along, rotation_about
+from symgen.joints._natural import on_axis_equations, slide_entities
+from symgen.joints.base import JointKind, Step, angular, linear, revolute_rotation
+from symgen.joints.motion import along, rotation_about
+from symgen.model import JointType, Transform
+from symgen.spatial import IDENTITY3, ZERO3, emit_vec, scale, vec3
 
 
 class Cylindrical(JointKind):

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..expr import ZERO, Expr, cos, select, sin, sqrt
-from ..program import ProgramBuilder
-from ..spatial import add, cross, emit_vec, scale
+from symgen.ir.expr import ZERO, Expr, cos, select, sin, sqrt
+from symgen.ir.program import ProgramBuilder
+from symgen.spatial import add, cross, emit_vec, scale
 
 #: Below this squared rotation angle (rad²) the Taylor series replace the closed forms; the
 #: first omitted term is then below 1e-20.

@@ -3,8 +3,8 @@ body, so no hinge is ever built for one."""
 
 from __future__ import annotations
 
-from ..model import JointType
-from .base import JointKind
+from symgen.joints.base import JointKind
+from symgen.model import JointType
 
 
 class Fixed(JointKind):

@@ -5,10 +5,13 @@ eq. 2.36). Partitioned: six 1-DOF sub-hinges whose frames coincide."""
 
 from __future__ import annotations
 
-from ..expr import cos, sin
-from ..model import JointType, Transform
-from ..model.transform import vec3
-from ..spatial import (
+from symgen.ir.expr import cos, sin
+from symgen.joints.base import JointKind, Step, unit6
+from symgen.joints.exponential import quaternion_product, rotation_step, select_small
+from symgen.joints.motion import quaternion_rotation as scalar_quaternion_rotation
+from symgen.model import JointType, Transform
+from symgen.model.transform import vec3
+from symgen.spatial import (
     IDENTITY3,
     ZERO3,
     add,
@@ -20,9 +23,6 @@ from ..spatial import (
     quaternion_rotation,
     scale,
 )
-from .base import JointKind, Step, unit6
-from .exponential import quaternion_product, rotation_step, select_small
-from .motion import quaternion_rotation as scalar_quaternion_rotation
 
 
 class Free(JointKind):

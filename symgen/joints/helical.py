@@ -3,10 +3,10 @@ S = [a; h a] (Featherstone 2008, Table 4.1; h = pitch in metres per radian)."""
 
 from __future__ import annotations
 
-from ..model import JointType, Transform
-from ..spatial import emit_vec, scale, vec3, vec6
-from .base import JointKind, Step, revolute_rotation
-from .motion import along, rotation_about
+from symgen.joints.base import JointKind, Step, revolute_rotation
+from symgen.joints.motion import along, rotation_about
+from symgen.model import JointType, Transform
+from symgen.spatial import emit_vec, scale, vec3, vec6
 
 
 class Helical(JointKind):

@@ -3,8 +3,8 @@ replaced by its pose at fixed values (locked joints, :mod:`symgen.model.reductio
 
 from __future__ import annotations
 
-from ..model.scalars import Mat3, Scalar, Vec3, cos, sin
-from ..model.transform import mat3, vec3
+from symgen.model.scalars import Mat3, Scalar, Vec3, cos, sin
+from symgen.model.transform import mat3, vec3
 
 
 def rotation_about(axis: Vec3, angle: Scalar) -> Mat3:

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..expr import Expr
-from ..model import JointType, Transform
-from ..model.transform import planar_directions
-from ..model.transform import vec3 as scalar_vec3
-from ..program import ProgramBuilder
-from ..spatial import IDENTITY3, ZERO3, Vec6, add, cross, emit_vec, mat_t_vec, scale, vec3
-from .base import JointKind, Step, angular, linear, revolute_rotation
-from .motion import rotation_about
+from symgen.ir.expr import Expr
+from symgen.ir.program import ProgramBuilder
+from symgen.joints.base import JointKind, Step, angular, linear, revolute_rotation
+from symgen.joints.motion import rotation_about
+from symgen.model import JointType, Transform
+from symgen.model.transform import planar_directions
+from symgen.model.transform import vec3 as scalar_vec3
+from symgen.spatial import IDENTITY3, ZERO3, Vec6, add, cross, emit_vec, mat_t_vec, scale, vec3
 
 
 class Planar(JointKind):

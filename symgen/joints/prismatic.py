@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from ..model import JointType, Transform
-from ..spatial import IDENTITY3, emit_vec, scale, vec3
-from ._natural import on_axis_equations, slide_entities
-from .base import JointKind, Step, linear
-from .motion import along
+from symgen.joints._natural import on_axis_equations, slide_entities
+from symgen.joints.base import JointKind, Step, linear
+from symgen.joints.motion import along
+from symgen.model import JointType, Transform
+from symgen.spatial import IDENTITY3, emit_vec, scale, vec3
 
 
 class Prismatic(JointKind):

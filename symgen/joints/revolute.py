@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from ..model import JointType, Transform
-from ..spatial import ZERO3
-from ._natural import perpendiculars
-from .base import JointKind, Step, angular, revolute_rotation
-from .motion import rotation_about
+from symgen.joints._natural import perpendiculars
+from symgen.joints.base import JointKind, Step, angular, revolute_rotation
+from symgen.joints.motion import rotation_about
+from symgen.model import JointType, Transform
+from symgen.spatial import ZERO3
 
 
 class Revolute(JointKind):

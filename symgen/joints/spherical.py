@@ -4,11 +4,11 @@ S = [I; 0] (Featherstone 2008, Table 4.1); q ⊕ ω dt = q ⊗ exp(ω dt/2). Par
 
 from __future__ import annotations
 
-from ..model import JointType, Transform
-from ..spatial import IDENTITY3, ZERO3, emit_mat, mat3, quaternion_rotation
-from .base import JointKind, Step, unit6
-from .exponential import quaternion_product, rotation_step
-from .motion import quaternion_rotation as scalar_quaternion_rotation
+from symgen.joints.base import JointKind, Step, unit6
+from symgen.joints.exponential import quaternion_product, rotation_step
+from symgen.joints.motion import quaternion_rotation as scalar_quaternion_rotation
+from symgen.model import JointType, Transform
+from symgen.spatial import IDENTITY3, ZERO3, emit_mat, mat3, quaternion_rotation
 
 
 class Spherical(JointKind):

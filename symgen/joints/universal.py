@@ -9,13 +9,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..expr import Expr
-from ..model import JointType, Transform
-from ..model.transform import mat_mul as scalar_mat_mul
-from ..program import ProgramBuilder
-from ..spatial import ZERO3, Vec6, cross, emit_mat, emit_vec, mat3, mat_mul, mat_t_vec, scale
-from .base import JointKind, Step, angular, revolute_rotation
-from .motion import rotation_about
+from symgen.ir.expr import Expr
+from symgen.ir.program import ProgramBuilder
+from symgen.joints.base import JointKind, Step, angular, revolute_rotation
+from symgen.joints.motion import rotation_about
+from symgen.model import JointType, Transform
+from symgen.model.transform import mat_mul as scalar_mat_mul
+from symgen.spatial import ZERO3, Vec6, cross, emit_mat, emit_vec, mat3, mat_mul, mat_t_vec, scale
 
 
 class Universal(JointKind):

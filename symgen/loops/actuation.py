@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from ..model import Model, SymgenError
-from ..model.elements import JointActuator
-from .analysis import _rank, _samples, kept_rows
-from .closure import LoopClosure
+from symgen.loops.analysis import _rank, _samples, kept_rows
+from symgen.loops.closure import LoopClosure
+from symgen.model import Model, SymgenError
+from symgen.model.elements import JointActuator
 
 
 @dataclass(frozen=True)

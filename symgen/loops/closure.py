@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import JointType, Model, SymgenError
-from ..reference._numeric import (
+from symgen.loops.screws import complement
+from symgen.model import JointType, Model, SymgenError
+from symgen.reference._numeric import (
     NumericJoint,
     NumericModel,
     model_columns,
@@ -29,15 +30,14 @@ from ..reference._numeric import (
     tree_configuration,
     tree_rates,
 )
-from ..reference.integrate import integrate
-from ..reference.joints import joint_pose, motion_subspace
-from ..reference.kinematics import TreeKinematics, motion_pass, tree_kinematics
-from ..reference.spatial import (
+from symgen.reference.integrate import integrate
+from symgen.reference.joints import joint_pose, motion_subspace
+from symgen.reference.kinematics import TreeKinematics, motion_pass, tree_kinematics
+from symgen.reference.spatial import (
     cross_motion,
     pose_to_inverse_motion_transform,
     pose_to_motion_transform,
 )
-from .screws import complement
 
 Array = np.ndarray
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from ..model import Model, ModelError
-from ..model.recut import recut
-from .analysis import analyse_loops
+from symgen.loops.analysis import analyse_loops
+from symgen.model import Model, ModelError
+from symgen.model.recut import recut
 
 
 def _candidates(cuts: dict[str, int], kept: int) -> list[str]:

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import Model, SymgenError
-from .actuation import Split, _sampled_jacobians, independent_coordinates
+from symgen.loops.actuation import Split, _sampled_jacobians, independent_coordinates
+from symgen.model import Model, SymgenError
 
 
 @dataclass(frozen=True)

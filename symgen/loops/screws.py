@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..reference.spatial import cross_motion as bracket
+from symgen.reference.spatial import cross_motion as bracket
 
 Array = np.ndarray
 

@@ -1,11 +1,11 @@
 """Model description: bodies, joints, frames, parameters, validation (docs/model-format.md)."""
 
-from .builder import ModelBuilder
-from .elements import Body, Coupling, Frame, Joint, JointType, Limits, LockedJoint
-from .errors import ModelError, SourceRef, SymgenError
-from .model import Model
-from .scalars import Parameter
-from .transform import Transform
+from symgen.errors import ModelError, SourceRef, SymgenError
+from symgen.model.builder import ModelBuilder
+from symgen.model.elements import Body, Coupling, Frame, Joint, JointType, Limits, LockedJoint
+from symgen.model.model import Model
+from symgen.model.scalars import Parameter
+from symgen.model.transform import Transform
 
 __all__ = [
     "Body",

@@ -24,7 +24,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import sympy
 
-from .elements import (
+from symgen.errors import ModelError, SourceRef
+from symgen.model.elements import (
     Body,
     Coupling,
     ForceElement,
@@ -37,12 +38,15 @@ from .elements import (
     LockedJoint,
     PointSpring,
 )
-from .errors import ModelError, SourceRef
-from .force_elements import attach_force_elements, check_force_elements, check_spring_points
-from .lumping import lump
-from .model import Model
-from .reduction import LockRequest, apply_locks, armature_values, check_armature
-from .scalars import (
+from symgen.model.force_elements import (
+    attach_force_elements,
+    check_force_elements,
+    check_spring_points,
+)
+from symgen.model.lumping import lump
+from symgen.model.model import Model
+from symgen.model.reduction import LockRequest, apply_locks, armature_values, check_armature
+from symgen.model.scalars import (
     Mat3,
     Parameter,
     Scalar,
@@ -53,8 +57,8 @@ from .scalars import (
     parameter_symbol,
     sqrt,
 )
-from .transform import Transform, vec3
-from .validation import (
+from symgen.model.transform import Transform, vec3
+from symgen.model.validation import (
     check_body,
     check_generatable,
     check_joint_axes,
@@ -535,7 +539,7 @@ class ModelBuilder:
         check_spring_points(model, values)
         _check_moving_leaves(model, values)
         if any(j.cut == "minimal" for j in model.loop_joints):
-            from ..loops.cuts import minimal_cuts  # numeric loop analysis: import on use
+            from symgen.loops.cuts import minimal_cuts  # numeric loop analysis: import on use
 
             model = minimal_cuts(model)
         return model

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .elements import Coupling, Joint
-from .scalars import Scalar
+from symgen.model.elements import Coupling, Joint
+from symgen.model.scalars import Scalar
 
 
 @dataclass(frozen=True)

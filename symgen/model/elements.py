@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from .errors import SourceRef
-from .scalars import Mat3, Scalar, Vec3
-from .transform import IDENTITY3, ZERO3, Transform  # noqa: F401
+from symgen.errors import SourceRef
+from symgen.model.scalars import Mat3, Scalar, Vec3
+from symgen.model.transform import IDENTITY3, ZERO3, Transform  # noqa: F401
 
 if TYPE_CHECKING:
-    from ..joints.base import JointKind
+    from symgen.joints.base import JointKind
 
 
 class JointType(str, Enum):
@@ -38,7 +38,7 @@ class JointType(str, Enum):
     def kind(self) -> JointKind:
         """This type's declaration (:data:`symgen.joints.JOINT_TYPES`), the one place that
         describes a joint type."""
-        from ..joints import JOINT_TYPES  # symgen.joints builds on the model: import on use
+        from symgen.joints import JOINT_TYPES  # symgen.joints builds on the model: import on use
 
         return JOINT_TYPES[self]
 

@@ -15,11 +15,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from .elements import ForceElement, Joint, JointActuator, JointSpring, PointSpring
-from .errors import ModelError
-from .scalars import Scalar, evaluate
-from .transform import Transform
-from .validation import check_values, value_of
+from symgen.errors import ModelError
+from symgen.model.elements import ForceElement, Joint, JointActuator, JointSpring, PointSpring
+from symgen.model.scalars import Scalar, evaluate
+from symgen.model.transform import Transform
+from symgen.model.validation import check_values, value_of
 
 #: What each element is called in messages.
 KINDS: dict[type, str] = {PointSpring: "spring", JointSpring: "joint spring",

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .elements import Body
-from .scalars import Mat3, Scalar, Vec3, is_symbolic
-from .transform import Transform, mat3, mat_mul, transpose, vec3
+from symgen.model.elements import Body
+from symgen.model.scalars import Mat3, Scalar, Vec3, is_symbolic
+from symgen.model.transform import Transform, mat3, mat_mul, transpose, vec3
 
 
 def _dot(a: Vec3, b: Vec3) -> Scalar:

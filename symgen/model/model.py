@@ -10,12 +10,12 @@ from functools import cached_property
 import numpy as np
 import sympy
 
-from .couplings import ResolvedCoupling, coupling_matrices, resolve_couplings
-from .elements import Body, Coupling, ForceElement, Frame, Joint, LockedJoint
-from .errors import ModelError, SourceRef
-from .force_elements import check_force_signs
-from .reduction import check_armature
-from .scalars import (
+from symgen.errors import ModelError, SourceRef
+from symgen.model.couplings import ResolvedCoupling, coupling_matrices, resolve_couplings
+from symgen.model.elements import Body, Coupling, ForceElement, Frame, Joint, LockedJoint
+from symgen.model.force_elements import check_force_signs
+from symgen.model.reduction import check_armature
+from symgen.model.scalars import (
     Parameter,
     Scalar,
     Vec3,
@@ -24,7 +24,7 @@ from .scalars import (
     is_symbolic,
     parameter_symbol,
 )
-from .validation import check_model_bodies
+from symgen.model.validation import check_model_bodies
 
 
 @dataclass(frozen=True)

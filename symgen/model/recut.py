@@ -26,11 +26,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .elements import Body, Frame, Joint, JointType, PointSpring
-from .errors import ModelError
-from .model import Model
-from .scalars import Scalar
-from .transform import Transform, mat_mul, transpose, vec_scale
+from symgen.errors import ModelError
+from symgen.model.elements import Body, Frame, Joint, JointType, PointSpring
+from symgen.model.model import Model
+from symgen.model.scalars import Scalar
+from symgen.model.transform import Transform, mat_mul, transpose, vec_scale
 
 #: Tree joints a re-cut may reverse: one axis, so that −a with the same coordinate works.
 REVERSIBLE = (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PRISMATIC,

@@ -14,10 +14,10 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from .elements import Coupling, Joint, JointType, LockedJoint
-from .errors import ModelError, SourceRef
-from .scalars import Scalar, evaluate, simplify_scalar, sqrt
-from .transform import Transform
+from symgen.errors import ModelError, SourceRef
+from symgen.model.elements import Coupling, Joint, JointType, LockedJoint
+from symgen.model.scalars import Scalar, evaluate, simplify_scalar, sqrt
+from symgen.model.transform import Transform
 
 #: A requested lock: the values given (None: the joint's neutral value) and where.
 LockRequest = tuple[tuple[Scalar, ...] | None, SourceRef | None]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from .errors import ModelError
+from symgen.errors import ModelError
 
 Scalar = float | sympy.Expr
 Vec3 = tuple[Scalar, Scalar, Scalar]

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .scalars import Mat3, Scalar, Vec3, cos, simplify_scalar, sin
+from symgen.model.scalars import Mat3, Scalar, Vec3, cos, simplify_scalar, sin
 
 IDENTITY3: Mat3 = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 ZERO3: Vec3 = (0.0, 0.0, 0.0)

@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .elements import Body, Joint, JointType
-from .errors import ModelError, SourceRef
-from .scalars import NonRealValueError, Scalar, evaluate
+from symgen.errors import ModelError, SourceRef
+from symgen.model.elements import Body, Joint, JointType
+from symgen.model.scalars import NonRealValueError, Scalar, evaluate
 
 #: Tolerance on the inertia checks (symmetry, PSD, triangle inequality):
 #: INERTIA_RTOL * trace + INERTIA_ATOL (kg m^2), so numerical noise on tiny inertias passes.
@@ -302,10 +302,10 @@ def _bounded(q: float, what: str, source: SourceRef | None) -> None:
 
 def check_generatable(model) -> None:
     """Every parameter-dependent value the kernels use can be turned into a program by
-    :func:`symgen.expr.from_sympy` (the code generator's own converter, so the two never
+    :func:`symgen.ir.expr.from_sympy` (the code generator's own converter, so the two never
     disagree); otherwise a one-line error at load names the element, instead of a failure in
     ``generate``. Joint limits are data the kernels do not read: not checked."""
-    from ..expr import Sym, from_sympy
+    from symgen.ir.expr import Sym, from_sympy
 
     mapping = {p.symbol: Sym(p.name) for p in model.parameters}
 

@@ -8,16 +8,21 @@ its master: symgen.model.couplings). Every function accepts
 ``params`` (runtime-parameter values, passed to ``model.resolve``).
 """
 
-from .dynamics import (
+from symgen.reference.dynamics import (
     bias_forces,
     forward_dynamics,
     gravity_forces,
     inverse_dynamics,
     mass_matrix,
 )
-from .energy import kinetic_energy, potential_energy
-from .integrate import integrate, neutral_configuration, random_configuration
-from .kinematics import REFERENCES, forward_kinematics, frame_jacobian, frame_jacobian_dot_v
+from symgen.reference.energy import kinetic_energy, potential_energy
+from symgen.reference.integrate import integrate, neutral_configuration, random_configuration
+from symgen.reference.kinematics import (
+    REFERENCES,
+    forward_kinematics,
+    frame_jacobian,
+    frame_jacobian_dot_v,
+)
 
 __all__ = [
     "REFERENCES",

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import Joint, JointType, Model
-from .spatial import spatial_inertia
+from symgen.model import Joint, JointType, Model
+from symgen.reference.spatial import spatial_inertia
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..model import Model
-from ._numeric import (
+from symgen.model import Model
+from symgen.reference._numeric import (
     external_forces,
     model_forces,
     model_matrix,
@@ -31,9 +31,9 @@ from ._numeric import (
     tree_rates,
     vector,
 )
-from .joints import bias_acceleration
-from .kinematics import motion_pass, tree_kinematics
-from .spatial import cross_force, cross_motion
+from symgen.reference.joints import bias_acceleration
+from symgen.reference.kinematics import motion_pass, tree_kinematics
+from symgen.reference.spatial import cross_force, cross_motion
 
 Array = np.ndarray
 Params = Mapping[str, float] | None

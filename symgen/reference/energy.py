@@ -6,9 +6,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..model import Model
-from ._numeric import prepare, tree_configuration, tree_rates
-from .kinematics import motion_pass, tree_kinematics
+from symgen.model import Model
+from symgen.reference._numeric import prepare, tree_configuration, tree_rates
+from symgen.reference.kinematics import motion_pass, tree_kinematics
 
 
 def kinetic_energy(model: Model, q, v, params: Mapping[str, float] | None = None) -> float:

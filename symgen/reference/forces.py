@@ -25,12 +25,18 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..model import JointType, Model
-from ..model.elements import JointActuator, JointSpring, PointSpring
-from ._numeric import NumericModel, model_forces, prepare, tree_configuration, tree_rates
-from .integrate import neutral_configuration
-from .kinematics import TreeKinematics, _ancestors, tree_kinematics
-from .spatial import pose_to_inverse_motion_transform
+from symgen.model import JointType, Model
+from symgen.model.elements import JointActuator, JointSpring, PointSpring
+from symgen.reference._numeric import (
+    NumericModel,
+    model_forces,
+    prepare,
+    tree_configuration,
+    tree_rates,
+)
+from symgen.reference.integrate import neutral_configuration
+from symgen.reference.kinematics import TreeKinematics, _ancestors, tree_kinematics
+from symgen.reference.spatial import pose_to_inverse_motion_transform
 
 Array = np.ndarray
 #: Loop-joint types a joint spring or actuator may act on (their axis turns or slides).

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..model import Model
-from ._numeric import model_configuration, prepare, tree_configuration, tree_rates
-from .joints import formulas, se3_exp_translation
+from symgen.model import Model
+from symgen.reference._numeric import model_configuration, prepare, tree_configuration, tree_rates
+from symgen.reference.joints import formulas, se3_exp_translation
 
 Array = np.ndarray
 _IDENTITY_QUATERNION = np.array([0.0, 0.0, 0.0, 1.0])

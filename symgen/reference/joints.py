@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import JointType
-from ._numeric import NumericJoint
-from .spatial import (
+from symgen.model import JointType
+from symgen.reference._numeric import NumericJoint
+from symgen.reference.spatial import (
     cross,
     quaternion_exp,
     quaternion_multiply,

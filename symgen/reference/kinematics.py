@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import Model
-from ._numeric import (
+from symgen.model import Model
+from symgen.reference._numeric import (
     NumericFrame,
     NumericModel,
     model_columns,
@@ -20,8 +20,8 @@ from ._numeric import (
     tree_configuration,
     tree_rates,
 )
-from .joints import bias_acceleration, joint_pose, motion_subspace
-from .spatial import (
+from symgen.reference.joints import bias_acceleration, joint_pose, motion_subspace
+from symgen.reference.spatial import (
     cross,
     cross_motion,
     homogeneous,

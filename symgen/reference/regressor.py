@@ -12,11 +12,11 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..model import Model
-from ._numeric import model_forces, prepare, tree_configuration, tree_rates
-from .dynamics import _gravity_root
-from .kinematics import motion_pass, tree_kinematics
-from .spatial import cross_force
+from symgen.model import Model
+from symgen.reference._numeric import model_forces, prepare, tree_configuration, tree_rates
+from symgen.reference.dynamics import _gravity_root
+from symgen.reference.kinematics import motion_pass, tree_kinematics
+from symgen.reference.spatial import cross_force
 
 Array = np.ndarray
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from concurrent_models import FLAGS, assert_matches_reference, kernel_set
 
-from symgen.build import compile_kernels
+from symgen.build.compiler import compile_kernels
 from paths import TESTS as TESTS_DIR
 
 TESTS = TESTS_DIR
@@ -104,7 +104,7 @@ import os, sys, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[3])
 import concurrent_models as t
-from symgen.build import compile_kernels
+from symgen.build.compiler import compile_kernels
 name, sync = sys.argv[1], Path(sys.argv[2])
 ks = t.kernel_set(name)
 (sync / f"ready-{os.getpid()}").touch()

@@ -20,16 +20,16 @@ from random_models import parametric_arm, random_model
 
 import symgen
 from symgen import reference as ref
-from symgen.build import DEFAULT_FLAGS, cache_dir, compile_kernels
-from symgen.emit import emit_c
+from symgen.build.compiler import DEFAULT_FLAGS, cache_dir, compile_kernels
+from symgen.backends.c99.emit import emit_c
 from symgen.kernels import KERNELS
 from symgen.robots import robot_urdf
-from symgen.verify import check_compiled, random_states
+from symgen.apps.verify import check_compiled, random_states
 from paths import EXAMPLES
 
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror"]
 #: The derivative kernels, linearization and regressors (programs built from others by
-#: symgen.autodiff).
+#: symgen.ir.autodiff).
 DERIVATIVES = tuple(k for k, spec in KERNELS.items() if spec.on_request)
 ARM = ["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard",
        "-mfpu=fpv4-sp-d16", "-Os", *STRICT]
@@ -256,8 +256,7 @@ def chain_matches_reference(lib) -> None:
 def test_cache_key_does_not_depend_on_the_cache_location(monkeypatch, tmp_path):
     """Built in two caches, the entry has the same name; an entry moved to another cache
     loads there (the compiler is not run again) and computes the right thing."""
-    from symgen import build
-
+    from symgen.build.compiler import compiler as build
     ks = chain_set()
     for name in ("a", "b"):
         monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path / name))
@@ -309,8 +308,7 @@ def test_unusable_cache_is_a_clear_error(monkeypatch, tmp_path):
 def test_stale_build_directories_are_removed_and_live_ones_kept(monkeypatch, tmp_path):
     """Left by killed builds: a directory of a dead process on this host, and any older than
     STALE_AFTER; a recent one of a live process, or of another host, stays."""
-    from symgen import build
-
+    from symgen.build.compiler import compiler as build
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     host = build._host_tag()
@@ -392,8 +390,8 @@ def test_model_without_moving_joint_is_a_clear_error(tmp_path):
     `generate` and from `symgen verify`; with a floating base it compiles."""
     from click.testing import CliRunner
 
-    from symgen.cli import main
-    from symgen.moving import require_moving_joint
+    from symgen.apps.cli import main
+    from symgen.model.moving import require_moving_joint
 
     path = tmp_path / "lone.urdf"
     path.write_text(LONE_BODY)

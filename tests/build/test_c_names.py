@@ -23,12 +23,12 @@ from paths import EXAMPLES
 import symgen
 from symgen import reference as ref
 from symgen.cnames import c_comment_text, c_identifier, check_prefix, default_prefix
-from symgen.emit import emit_c
-from symgen.expr import Num
+from symgen.backends.c99.emit import emit_c
+from symgen.ir.expr import Num
 from symgen.generate import KernelSet, Options, assign_program_names
 from symgen.model import ModelBuilder, SymgenError
-from symgen.printing import CPrinter
-from symgen.program import ProgramBuilder
+from symgen.backends.c99.printer import CPrinter
+from symgen.ir.program import ProgramBuilder
 
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror"]
 ROBOT = "x*/ int oops; /* ärm"

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from cli_runner import run, run_split
 from paths import EXAMPLES
 
-from symgen.cli import main
+from symgen.apps.cli import main
 from symgen.robots import all_urdfs, robot_urdf
 
 def test_info_panda_lists_structure():
@@ -182,7 +182,7 @@ def _raise(exc: BaseException):
 
 def test_internal_error_is_one_line_exit_3(monkeypatch):
     monkeypatch.delenv("SYMGEN_DEBUG", raising=False)
-    monkeypatch.setattr("symgen.cli.load", _raise(ValueError("boom\nsecond line")))
+    monkeypatch.setattr("symgen.apps.cli.load", _raise(ValueError("boom\nsecond line")))
     result = run_split("info", PENDULUM)
     assert result.exit_code == 3, result.output
     assert result.stderr == (
@@ -194,7 +194,7 @@ def test_internal_error_is_one_line_exit_3(monkeypatch):
 
 def test_internal_error_message_is_shortened(monkeypatch):
     monkeypatch.delenv("SYMGEN_DEBUG", raising=False)
-    monkeypatch.setattr("symgen.cli.load", _raise(RuntimeError("x" * 10000)))
+    monkeypatch.setattr("symgen.apps.cli.load", _raise(RuntimeError("x" * 10000)))
     result = run_split("info", PENDULUM)
     assert result.exit_code == 3
     assert len(result.stderr) < 500 and result.stderr.count("\n") == 1
@@ -202,7 +202,7 @@ def test_internal_error_message_is_shortened(monkeypatch):
 
 @pytest.mark.parametrize("how", ["flag", "env"])
 def test_debug_shows_the_traceback(monkeypatch, how):
-    monkeypatch.setattr("symgen.cli.load", _raise(ValueError("boom")))
+    monkeypatch.setattr("symgen.apps.cli.load", _raise(ValueError("boom")))
     if how == "env":
         monkeypatch.setenv("SYMGEN_DEBUG", "1")
         result = run_split("info", PENDULUM)
@@ -222,7 +222,7 @@ def test_debug_with_a_user_error_keeps_exit_2(monkeypatch, tmp_path):
 
 
 def test_keyboard_interrupt_is_one_line_exit_130(monkeypatch):
-    monkeypatch.setattr("symgen.cli.load", _raise(KeyboardInterrupt()))
+    monkeypatch.setattr("symgen.apps.cli.load", _raise(KeyboardInterrupt()))
     result = run_split("info", PENDULUM)
     assert result.exit_code == 130
     assert result.stderr == "symgen: interrupted\n"
@@ -230,14 +230,14 @@ def test_keyboard_interrupt_is_one_line_exit_130(monkeypatch):
 
 def test_os_error_of_a_rename_names_the_destination(monkeypatch):
     error = PermissionError(13, "Permission denied", "out/.m.h.x1y2.tmp", None, "out/m.h")
-    monkeypatch.setattr("symgen.cli.load", _raise(error))
+    monkeypatch.setattr("symgen.apps.cli.load", _raise(error))
     result = run_split("info", PENDULUM)
     assert result.exit_code == 2
     assert result.stderr == "symgen: error: out/m.h: Permission denied\n"
 
 
 def test_os_error_without_a_file_name(monkeypatch):
-    monkeypatch.setattr("symgen.cli.load", _raise(OSError(28, "No space left on device")))
+    monkeypatch.setattr("symgen.apps.cli.load", _raise(OSError(28, "No space left on device")))
     result = run_split("info", PENDULUM)
     assert result.exit_code == 2
     assert result.stderr == "symgen: error: No space left on device\n"

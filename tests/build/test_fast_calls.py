@@ -1,4 +1,4 @@
-"""The single-call fast path of compiled kernels (symgen.fastcall): it gives the general
+"""The single-call fast path of compiled kernels (symgen.backends.c99.fastcall): it gives the general
 path's results bit for bit, takes ``out=``, hands every other call (batches, conversions,
 odd layouts, errors) to the general path unchanged, and is safe from several threads."""
 
@@ -16,13 +16,13 @@ from random_models import parametric_arm
 
 import symgen
 from symgen import reference as ref
-from symgen.build import DEFAULT_FLAGS, compile_kernels, load_modules
-from symgen.emit import CFunction, CSource, emit_c
-from symgen.fastcall import fastcall_source
-from symgen.program import ArraySpec
+from symgen.build.compiler import DEFAULT_FLAGS, compile_kernels, load_modules
+from symgen.backends.c99.emit import CFunction, CSource, emit_c
+from symgen.backends.c99.fastcall import fastcall_source
+from symgen.ir.program import ArraySpec
 from symgen.robots import robot_urdf
-from symgen.verify import random_states
-from symgen.wrappers import KernelFunction
+from symgen.apps.verify import random_states
+from symgen.build.wrappers import KernelFunction
 
 KERNELS = ["inverse_dynamics", "mass_matrix", "forward_dynamics", "integrate", "energy"]
 

@@ -1,5 +1,5 @@
-"""Builds in parallel translation units (symgen.build, symgen.emit.partition), zero-filled
-outputs (symgen.printing.ZERO_FILL_MIN) and the simd backend's scalar loop for kernels that
+"""Builds in parallel translation units (symgen.build.compiler, symgen.backends.c99.emit.partition), zero-filled
+outputs (symgen.backends.c99.printer.ZERO_FILL_MIN) and the simd backend's scalar loop for kernels that
 store more than they compute: the same module, function for function and bit for bit, as
 one unit, and every unit compiles under the strict warnings on its own."""
 
@@ -16,12 +16,12 @@ from mechanisms import n_four_bar
 from paths import EXAMPLES
 
 import symgen
-import symgen.emit
+import symgen.backends.c99.emit
 from symgen.backends import emit_simd
-from symgen.build import build_jobs, compile_kernels
-from symgen.emit import MIN_UNIT_STATEMENTS, emit_c, partition
+from symgen.build.compiler import build_jobs, compile_kernels
+from symgen.backends.c99.emit import MIN_UNIT_STATEMENTS, emit_c, partition
 from symgen.model import SymgenError
-from symgen.printing import ZERO_FILL_MIN
+from symgen.backends.c99.printer import ZERO_FILL_MIN
 
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror"]
 
@@ -37,7 +37,7 @@ def pendulum():
 
 @pytest.fixture
 def small_units(monkeypatch):
-    monkeypatch.setattr(symgen.emit, "MIN_UNIT_STATEMENTS", 20)
+    monkeypatch.setattr(symgen.backends.c99.emit, "MIN_UNIT_STATEMENTS", 20)
 
 
 @cache

@@ -1,4 +1,4 @@
-"""The simd backend (symgen.backends.simd): ``*_simd_batch`` equals the scalar ``*_batch``.
+"""The simd backend (symgen.backends.simd.emit): ``*_simd_batch`` equals the scalar ``*_batch``.
 
 A small C driver (compiled with gcc: the scalar source with the builder's default flags, the
 simd source with the target's flags) runs both batch functions on the same inputs and writes
@@ -30,11 +30,11 @@ from random_models import parametric_arm, random_model
 import symgen
 from symgen import reference as ref
 from symgen.backends import BACKENDS, emit_simd, simd_target
-from symgen.emit import emit_c
-from symgen.expr import Elem, Less, Num, Select, call
+from symgen.backends.c99.emit import emit_c
+from symgen.ir.expr import Elem, Less, Num, Select, call
 from symgen.generate import KernelSet, Options
-from symgen.optimize import optimize
-from symgen.program import ProgramBuilder
+from symgen.ir.optimize import optimize
+from symgen.ir.program import ProgramBuilder
 from symgen.robots import robot_urdf
 
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror"]
@@ -377,7 +377,7 @@ def test_talos_simd_equals_scalar(target):
 def test_transpose_network(width):
     """The shuffle stages, applied to rows of distinct numbers as GCC's __builtin_shuffle
     defines them (index < W: lane of a, else lane - W of b), give numpy's transpose."""
-    from symgen.backends.transpose import transpose_steps
+    from symgen.backends.simd.transpose import transpose_steps
 
     a = np.arange(width * width).reshape(width, width)
     rows = [list(r) for r in a]
@@ -390,7 +390,7 @@ def test_transpose_network(width):
 def test_store_calls_cover_every_element_once_or_again_equal():
     """Block stores write every output element, each block W consecutive elements (the last
     overlapping), and outputs shorter than W lane by lane."""
-    from symgen.backends.transpose import store_calls
+    from symgen.backends.simd.transpose import store_calls
 
     for width, n in [(4, 81), (4, 8), (8, 9), (8, 3), (2, 1)]:
         values = [f"v{i}" for i in range(n)]

@@ -18,12 +18,12 @@ import numpy as np
 import pytest
 from random_models import parametric_arm
 
-from symgen.build import compile_kernels
-from symgen.expr import ZERO, Expr
+from symgen.build.compiler import compile_kernels
+from symgen.ir.expr import ZERO, Expr
 from symgen.formulations import sparse
 from symgen.generate import KernelSet, Options
-from symgen.optimize import optimize
-from symgen.program import ProgramBuilder
+from symgen.ir.optimize import optimize
+from symgen.ir.program import ProgramBuilder
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
 

@@ -23,6 +23,7 @@ from paths import EXAMPLES
 
 import symgen
 from symgen import reference as ref
+from symgen.apps.verify import random_states, verify_compiled
 from symgen.formulations.loop_constraints import ASSEMBLY_DAMPING, ASSEMBLY_ITERATIONS
 from symgen.formulations.tree_kernels import TreeTarget, tree_program
 from symgen.loops import LoopClosure
@@ -32,7 +33,6 @@ from symgen.model import SymgenError
 from symgen.reference.integrate import integrate
 from symgen.reference.kinematics import tree_kinematics
 from symgen.registry import Kernel, get
-from symgen.verify import random_states, verify_compiled
 
 KERNELS = ["loop_constraints", "loop_jacobian", "loop_bias", "constrained_forward_dynamics",
            "constrained_inverse_dynamics", "dependent_coordinates"]

@@ -1,5 +1,5 @@
 """Derivative kernels (inverse_dynamics_derivatives, forward_dynamics_derivatives: the
-kernels' own programs differentiated in forward mode, symgen.autodiff), compiled, against
+kernels' own programs differentiated in forward mode, symgen.ir.autodiff), compiled, against
 
 - central finite differences of the compiled inverse and forward dynamics on random trees
   with every joint type, the configuration moved on its manifold by the compiled

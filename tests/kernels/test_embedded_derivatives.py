@@ -14,7 +14,7 @@ differentiated along the loop manifold, symgen.formulations.derivatives), compil
   (bound max(1e-9, 10³ ε cond(M_R)): both sides solve with M_R, whose condition reaches 8e5
   on the Delta's states); and ∂θ̈_R/∂τ · τ = FD(q, θ̇_R, τ) − FD(q, θ̇_R, 0) (forward
   dynamics is affine in τ; bound 1e-9);
-- physics: at the four-bar's equilibria (symgen.equilibrium) A = [[0, 1], [−ω², 0]]
+- physics: at the four-bar's equilibria (symgen.apps.equilibrium) A = [[0, 1], [−ω², 0]]
   with ω² = V''(s)/M_R, V'' from second differences (step 1e-4) of the numpy potential
   energy (symgen.reference) along the motion, the loop closed by the compiled
   ``dependent_coordinates`` (position level only): bound
@@ -36,7 +36,7 @@ from paths import EXAMPLES
 
 import symgen
 from symgen import reference as ref
-from symgen.equilibrium import static_equilibrium
+from symgen.apps.equilibrium import static_equilibrium
 from symgen.loops import LoopClosure
 
 KERNELS = ["embedded_inverse_dynamics_derivatives", "embedded_forward_dynamics_derivatives",

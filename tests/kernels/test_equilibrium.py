@@ -1,4 +1,4 @@
-"""Static equilibria (symgen.equilibrium: Newton on the generated kernels) against known
+"""Static equilibria (symgen.apps.equilibrium: Newton on the generated kernels) against known
 ones:
 
 - the double pendulum (examples/models/double_pendulum.yaml: links of 1 kg, 0.5 m, COM at
@@ -24,7 +24,7 @@ from paths import EXAMPLES
 
 import symgen
 from symgen import reference as ref
-from symgen.equilibrium import static_equilibrium
+from symgen.apps.equilibrium import static_equilibrium
 from symgen.loops import LoopClosure
 
 G = 9.81

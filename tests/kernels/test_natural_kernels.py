@@ -15,7 +15,7 @@ from test_natural_planar import double_pendulum, rk4_trajectory
 from test_natural_spatial import chain
 
 import symgen
-from symgen.build import compile_kernels
+from symgen.build.compiler import compile_kernels
 from symgen.formulations.natural import (
     StepSettings,
     consistent_velocities,

@@ -12,10 +12,10 @@ from paths import EXAMPLES
 
 import symgen
 from symgen import registry
+from symgen.apps.verify import reference_values
 from symgen.formulations.natural.solvers import consistent_velocities
 from symgen.model import SymgenError
 from symgen.natural import NaturalOptions, natural_kernels
-from symgen.verify import reference_values
 
 
 def test_every_kernel_is_declared_once_with_a_formulation_and_outputs():

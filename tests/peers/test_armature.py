@@ -24,12 +24,12 @@ from random_models import build, pin_model_from_spec, random_spec, random_state
 
 import symgen.reference as ref
 from symgen import generate
+from symgen.apps.verify import random_states, relative_error
 from symgen.generate import Options
 from symgen.io import load
 from symgen.model import JointType, ModelBuilder, ModelError
 from symgen.peers.pinocchio import Bridge, pin_model_from_symgen
 from symgen.robots import robot_urdf
-from symgen.verify import random_states, relative_error
 
 KERNELS = [
     "inverse_dynamics",

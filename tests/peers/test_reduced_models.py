@@ -16,12 +16,12 @@ from random_models import build, builder, random_spec
 
 import symgen.reference as ref
 from symgen import generate
-from symgen.cli import main, parse_locks
+from symgen.apps.cli import main, parse_locks
+from symgen.apps.verify import random_states, relative_error
 from symgen.io import load
 from symgen.model import JointType, ModelBuilder, ModelError, SymgenError
 from symgen.peers.pinocchio import Bridge
 from symgen.robots import example_robot_data_dir, robot_urdf
-from symgen.verify import random_states, relative_error
 
 ROMEO = "romeo_description/urdf/romeo.urdf"
 #: Romeo's hands: every finger and thumb joint mimics LHand / RHand, and every finger link

@@ -15,14 +15,14 @@ from cli_runner import run_split
 from paths import EXAMPLES, ROOT
 
 import symgen
+import symgen.apps.verify
 import symgen.model.builder as builder_module
 import symgen.peers.pinocchio as peer_module
-import symgen.verify
-from symgen.build import compile_kernels
+from symgen.apps.summary import base_description, mobile_base_hint
+from symgen.apps.verify import random_states, verify_compiled
+from symgen.build.compiler import compile_kernels
 from symgen.generate import default_frames
 from symgen.robots import example_robot_data_dir
-from symgen.summary import base_description, mobile_base_hint
-from symgen.verify import random_states, verify_compiled
 
 PENDULUM = str(EXAMPLES / "double_pendulum.yaml")
 FAST = ("-O0", "-std=c99")
@@ -278,9 +278,9 @@ def test_solves_are_compared_by_backward_error():
     m = np.diag([1.0, 1e-12])
     b = np.array([1.0, 2.0])
     soft, stiff = b + [0.0, 1e-3], b + [1e-3, 0.0]
-    assert symgen.verify.relative_error(soft, b) == pytest.approx(5e-4)
-    assert symgen.verify.solve_error([soft], [b], [m]) == pytest.approx(5e-16)
-    assert symgen.verify.solve_error([stiff], [b], [m]) == pytest.approx(5e-4)
+    assert symgen.apps.verify.relative_error(soft, b) == pytest.approx(5e-4)
+    assert symgen.apps.verify.solve_error([soft], [b], [m]) == pytest.approx(5e-16)
+    assert symgen.apps.verify.solve_error([stiff], [b], [m]) == pytest.approx(5e-4)
 
 
 def test_forward_dynamics_derivatives_are_compared_by_backward_error(tmp_path):

@@ -13,7 +13,7 @@ from cli_runner import run_split
 from paths import EXAMPLES
 
 from symgen import SymgenError
-from symgen.files import write_files_atomically
+from symgen.backends.files import write_files_atomically
 
 FILES = {"x.h": "new header\n", "x.c": "new source\n"}
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from symgen.ir.program import ProgramBuilder
 from symgen.joints import JOINT_TYPES
 from symgen.joints.base import JointKind
 from symgen.model import Joint, JointType
 from symgen.model.reduction import joint_motion
-from symgen.program import ProgramBuilder
 from symgen.reference._numeric import NumericJoint, planar_basis
 from symgen.reference.joints import JOINTS
 from symgen.spatial import emit_mat, mat_mul, number

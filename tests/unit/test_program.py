@@ -11,10 +11,10 @@ import sys
 import numpy as np
 import pytest
 
-from symgen.expr import ONE, ZERO, Num, Sym, cos, esum, extract_minus_sign, select, sin, sqrt
-from symgen.optimize import count_ops, cse, eliminate_dead_code, optimize, schedule
-from symgen.printing import CPrinter, PythonPrinter
-from symgen.program import ProgramBuilder
+from symgen.backends.c99.printer import CPrinter, PythonPrinter
+from symgen.ir.expr import ONE, ZERO, Num, Sym, cos, esum, extract_minus_sign, select, sin, sqrt
+from symgen.ir.optimize import count_ops, cse, eliminate_dead_code, optimize, schedule
+from symgen.ir.program import ProgramBuilder
 
 x, y, z, w = (Sym(n) for n in "xyzw")
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from symgen.expr import ZERO, Elem, Expr, Num, Sym, esum
 from symgen.formulations import dense, sparse
+from symgen.ir.expr import ZERO, Elem, Expr, Num, Sym, esum
+from symgen.ir.program import Program, ProgramBuilder
 from symgen.model import SymgenError
-from symgen.program import Program, ProgramBuilder
 
 EPS = np.finfo(float).eps
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from symgen.expr import Num
-from symgen.program import ProgramBuilder
+from symgen.ir.expr import Num
+from symgen.ir.program import ProgramBuilder
 from symgen.reference.spatial import pose_to_motion_transform, skew, spatial_inertia
 from symgen.spatial import (
     RigidInertia,

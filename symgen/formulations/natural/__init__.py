@@ -3,8 +3,8 @@ dependent Cartesian coordinates, a constant mass matrix and quadratic constraint
 (docs/natural.md): automatic modelling (:mod:`.planar`, :mod:`.spatial`), numpy reference
 solvers (:mod:`.solvers`) and generated kernels (:mod:`.kernels`)."""
 
-from .model import NaturalModel, bar_mass_matrix
-from .solvers import (
+from symgen.formulations.natural.model import NaturalModel, bar_mass_matrix
+from symgen.formulations.natural.solvers import (
     StepSettings,
     assemble,
     augmented_lagrangian_accelerations,

@@ -23,12 +23,12 @@ from collections.abc import Sequence
 import numpy as np
 import sympy
 
-from ...expr import Elem, Expr
-from ...model import Model, SymgenError
-from ...model.elements import ForceElement, JointActuator, JointSpring, PointSpring
-from ...model.force_elements import describe, labelled_values
-from ...model.scalars import Scalar, free_parameter_names, is_symbolic
-from .model import NaturalModel, spring_forces
+from symgen.formulations.natural.model import NaturalModel, spring_forces
+from symgen.ir.expr import Elem, Expr
+from symgen.model import Model, SymgenError
+from symgen.model.elements import ForceElement, JointActuator, JointSpring, PointSpring
+from symgen.model.force_elements import describe, labelled_values
+from symgen.model.scalars import Scalar, free_parameter_names, is_symbolic
 
 
 def force_parameter_names(model: Model) -> list[str]:

@@ -29,12 +29,12 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
-from ...expr import ZERO, Expr, as_expr, atan2, esum, from_sympy
-from ...program import Program, ProgramBuilder
-from .. import sparse
-from .derivatives import sparse_gradient
-from .forces import add_force_elements, element_forces, params_input
-from .model import NaturalModel, Spring
+from symgen.formulations import sparse
+from symgen.formulations.natural.derivatives import sparse_gradient
+from symgen.formulations.natural.forces import add_force_elements, element_forces, params_input
+from symgen.formulations.natural.model import NaturalModel, Spring
+from symgen.ir.expr import ZERO, Expr, as_expr, atan2, esum, from_sympy
+from symgen.ir.program import Program, ProgramBuilder
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class NaturalOptions:
 
     def penalty(self, nm: NaturalModel):
         """The step's penalty matrix (:func:`.penalty.choose_penalty`)."""
-        from .penalty import choose_penalty
+        from symgen.formulations.natural.penalty import choose_penalty
 
         return choose_penalty(nm, self.step, self.damping, self.alpha)
 
@@ -115,7 +115,7 @@ def _planar_joint_torques(nm: NaturalModel) -> dict[int, tuple[int, int, float]]
     of body b's base vector e_b = r_j − r_i (the joint's reading vectors are e_p and e_c
     turned and scaled by constants), so its virtual power τ θ̇ distributes as body torques
     (:func:`_add_body_torques`)."""
-    from .planar import PlanarModeller
+    from symgen.formulations.natural.planar import PlanarModeller
 
     mod = getattr(nm, "modeller", None)
     if not isinstance(mod, PlanarModeller):
@@ -643,10 +643,10 @@ def natural_model(model, springs: Sequence[Spring] = ()) -> NaturalModel:
     """The natural-coordinate model of ``model``: planar modelling for ``plane: xy``
     models, spatial otherwise, with the model's force elements (:mod:`.forces`);
     ``springs``: further linear spring-dampers between body points."""
-    from ...model import SymgenError
-    from ...model.elements import PointSpring
-    from .planar import planar_model
-    from .spatial import spatial_model
+    from symgen.formulations.natural.planar import planar_model
+    from symgen.formulations.natural.spatial import spatial_model
+    from symgen.model import SymgenError
+    from symgen.model.elements import PointSpring
 
     if model.coupled:
         raise SymgenError(

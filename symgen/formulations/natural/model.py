@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import sympy
 
-from .derivatives import gradient, sparse_gradient
-from .evaluate import Unsupported, jacobian_at, value_and_gradient
+from symgen.formulations.natural.derivatives import gradient, sparse_gradient
+from symgen.formulations.natural.evaluate import Unsupported, jacobian_at, value_and_gradient
 
 
 def _dot(a: Sequence[sympy.Expr], b: Sequence[sympy.Expr]) -> sympy.Expr:
@@ -116,7 +116,7 @@ class NaturalModel:
     @property
     def force_parameter_symbols(self) -> list[sympy.Symbol]:
         """The sympy symbols of :attr:`force_parameters` (the model's parameter symbols)."""
-        from ...model.scalars import parameter_symbol
+        from symgen.model.scalars import parameter_symbol
 
         return [parameter_symbol(name) for name in self.force_parameters]
 
@@ -211,7 +211,7 @@ class NaturalModel:
         p = self.force_parameter_defaults if params is None else params
         p = np.asarray(p, float).reshape(-1)
         if p.size != len(self.force_parameters):
-            from ...model import SymgenError
+            from symgen.model import SymgenError
 
             raise SymgenError(f"{self.name}: params needs {len(self.force_parameters)} values "
                               f"({', '.join(self.force_parameters) or 'none'}), got {p.size}")
@@ -341,7 +341,7 @@ def check_inertia(nm: NaturalModel, modeller) -> None:
     inertialess_motions`): the equations of motion do not determine that motion in any
     formulation. The bodies named are those whose pose changes along such a motion (each is
     massless, or has no rotational inertia about the axis it turns about)."""
-    from ...model import SymgenError
+    from symgen.model import SymgenError
 
     free = nm.inertialess_motions(nm.q0) if nm.q0 is not None else np.zeros((nm.n, 0))
     if free.shape[1] == 0:
@@ -368,7 +368,7 @@ def check_inertia(nm: NaturalModel, modeller) -> None:
 
 def neutral_joint_configuration(model) -> np.ndarray:
     """The model's neutral joint configuration (zeros, identity quaternions)."""
-    from ...model.reduction import neutral_values
+    from symgen.model.reduction import neutral_values
 
     return np.array([x for j in model.joints for x in neutral_values(j)], dtype=float)
 
@@ -376,7 +376,7 @@ def neutral_joint_configuration(model) -> np.ndarray:
 def _tree_program(model, kernel: str, frame: str | None = None):
     """The tree formulation's (unoptimised) program of ``kernel``, evaluated in Python by
     the natural modellers for their numeric conversions."""
-    from ..spatial_operators import build_kernel
+    from symgen.formulations.spatial_operators import build_kernel
 
     pose_names = tuple(model.body_names) + tuple(model.frame_names)
     return build_kernel(model, kernel, frame=frame, pose_names=pose_names), pose_names

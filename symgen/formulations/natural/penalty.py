@@ -49,8 +49,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .kernels import NaturalOptions
-from .model import NaturalModel
+from symgen.formulations.natural.kernels import NaturalOptions
+from symgen.formulations.natural.model import NaturalModel
 
 #: Multiplier contraction sought per update: 1/(1 + TARGET).
 TARGET = 1e4

@@ -35,8 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy
 
-from ...model import Model, SymgenError
-from .model import (
+from symgen.formulations.natural.model import (
     JointCoordinate,
     NaturalModel,
     assembly_poses,
@@ -46,7 +45,8 @@ from .model import (
     tree_jacobian,
     tree_poses,
 )
-from .pins import RELATIVE_TOLERANCE, model_size, pin_groups
+from symgen.formulations.natural.pins import RELATIVE_TOLERANCE, model_size, pin_groups
+from symgen.model import Model, SymgenError
 
 
 @dataclass

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from ...model import Model
-from ...program import Program
-from ...registry import Kernel, Output, register, register_formulation
-from . import kernels as nk
-from .model import NaturalModel
+from symgen.formulations.natural import kernels as nk
+from symgen.formulations.natural.model import NaturalModel
+from symgen.ir.program import Program
+from symgen.model import Model
+from symgen.registry import Kernel, Output, register, register_formulation
 
 FORMULATION = "natural"
 #: Verification bound of ``nc_step`` (see its ``doc``): ε·cond ≈ 2.2e-16·1e8 per solve,
@@ -51,7 +51,7 @@ class NaturalFormulation:
 
     def check_options(self, options: Any) -> None:
         if not isinstance(options, nk.NaturalOptions):
-            from ...model import SymgenError
+            from symgen.model import SymgenError
 
             raise SymgenError("natural-coordinate kernels take NaturalOptions, got "
                               f"{type(options).__name__}")
@@ -72,13 +72,13 @@ class NaturalFormulation:
         return [("", kernel.derive(context, name, kernel))]
 
     def random_states(self, context: NaturalContext, count: int, seed: int) -> list[dict]:
-        """States for :mod:`symgen.verify`: the assembled configuration moved by a random
+        """States for :mod:`symgen.apps.verify`: the assembled configuration moved by a random
         step of 0.05 in every coordinate and re-assembled (Newton-Raphson, book eq. 3.15;
         the assembled one when that fails), a random velocity in the null space of Φ_q,
         random joint forces, the consistent accelerations (Lagrange with the kernels'
         Baumgarte stabilisation), zero multipliers, random independent rates and the force
         elements' runtime parameters at their defaults."""
-        from .solvers import assemble, lagrange_accelerations
+        from symgen.formulations.natural.solvers import assemble, lagrange_accelerations
 
         nm, rng = context.nm, np.random.default_rng(seed)
         alpha = context.options.baumgarte
@@ -101,7 +101,7 @@ class NaturalFormulation:
         return states
 
     def finish(self, kernel_set, context: NaturalContext) -> None:
-        from ...cnames import default_prefix
+        from symgen.cnames import default_prefix
 
         nm = context.nm
         kernel_set.model = context.model
@@ -171,7 +171,7 @@ def _joints(c: NaturalContext) -> tuple[int, ...]:
 
 @dataclass
 class NaturalQuery:
-    """One state of a natural-coordinate kernel's reference (:mod:`symgen.verify`)."""
+    """One state of a natural-coordinate kernel's reference (:mod:`symgen.apps.verify`)."""
 
     nm: NaturalModel
     state: dict[str, Any]
@@ -188,7 +188,7 @@ def _params(r: NaturalQuery) -> np.ndarray | None:
 
 
 def _lagrange(r: NaturalQuery) -> dict[str, np.ndarray]:
-    from .solvers import lagrange_accelerations
+    from symgen.formulations.natural.solvers import lagrange_accelerations
 
     alpha = r.options.baumgarte
     qdd, lam = lagrange_accelerations(r.nm, r.state["q"], r.state["qd"], alpha, alpha,
@@ -197,7 +197,7 @@ def _lagrange(r: NaturalQuery) -> dict[str, np.ndarray]:
 
 
 def _step(r: NaturalQuery) -> dict[str, np.ndarray]:
-    from .solvers import StepSettings, trapezoidal_step
+    from symgen.formulations.natural.solvers import StepSettings, trapezoidal_step
 
     o = r.options
     q, qd, qdd, lam = trapezoidal_step(
@@ -208,7 +208,7 @@ def _step(r: NaturalQuery) -> dict[str, np.ndarray]:
 
 
 def _rk4(r: NaturalQuery) -> dict[str, np.ndarray]:
-    from .solvers import rk4_step
+    from symgen.formulations.natural.solvers import rk4_step
 
     q, qd, qdd, lam = rk4_step(r.nm, r.state["q"], r.state["qd"], r.state["qdd"],
                                r.options.step, _tau(r), _params(r))

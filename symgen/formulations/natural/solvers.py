@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...model import SymgenError
-from .model import NaturalModel
+from symgen.formulations.natural.model import NaturalModel
+from symgen.model import SymgenError
 
 Array = np.ndarray
 
@@ -92,7 +92,7 @@ class StepSettings:
     def penalty(self, nm: NaturalModel, q: Array | None = None) -> Array:
         """The penalty matrix's diagonal (one α per constraint; at ``q`` when the model has
         no assembled configuration)."""
-        from .penalty import choose_penalty
+        from symgen.formulations.natural.penalty import choose_penalty
 
         return choose_penalty(nm, self.h, self.damping, self.alpha, q).alpha
 

@@ -1,12 +1,12 @@
 """The C of the single-call fast path: a small CPython extension module, compiled into the
-same shared library as the cffi module (:mod:`symgen.build`), that calls each kernel
+same shared library as the cffi module (:mod:`symgen.build.compiler`), that calls each kernel
 directly on numpy arrays already in the kernel's layout (Python/C API ``METH_FASTCALL``
 calling convention, PEP 590; numpy's array C API), and hands every other call to the
-general Python wrapper (:class:`symgen.wrappers.KernelFunction`).
+general Python wrapper (:class:`symgen.build.wrappers.KernelFunction`).
 
 The C comes from the Jinja2 template ``templates/fastcall.c.j2``, which holds layout only;
 every name in it is a C identifier already (kernel names and the prefix are checked by
-:mod:`symgen.cnames` and :func:`symgen.emit.emit_c`), and its own symbols contain ``__``,
+:mod:`symgen.cnames` and :func:`symgen.backends.c99.emit.emit_c`), and its own symbols contain ``__``,
 which no generated symbol does.
 """
 
@@ -16,9 +16,9 @@ from collections.abc import Sequence
 
 import jinja2
 
-from . import __version__
-from .emit import TEMPLATE_DIR, CSource
-from .program import ArraySpec
+from symgen.backends.c99.emit import TEMPLATE_DIR, CSource
+from symgen.ir.program import ArraySpec
+from symgen.version import __version__
 
 #: numpy's type number of each real type of a build.
 TYPENUMS = {"double": "NPY_DOUBLE", "float": "NPY_FLOAT"}

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .model import JointType, Model
-from .model.scalars import scalar_text
+from symgen.model import JointType, Model
+from symgen.model.scalars import scalar_text
 
 _fmt = scalar_text
 

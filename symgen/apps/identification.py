@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .formulations.regressor import PARAMETER_NAMES, PARAMETERS_PER_BODY, inertial_parameters
-from .model import Model, SymgenError
-from .pivoting import pivot_rows
-from .reference import random_configuration
-from .reference.regressor import regressor
+from symgen.formulations.regressor import PARAMETER_NAMES, PARAMETERS_PER_BODY, inertial_parameters
+from symgen.model import Model, SymgenError
+from symgen.pivoting import pivot_rows
+from symgen.reference import random_configuration
+from symgen.reference.regressor import regressor
 
 #: Random states stacked for the rank analysis, and their seed.
 SAMPLES = 40

@@ -8,7 +8,7 @@ base, hence the hint.
 
 from __future__ import annotations
 
-from .model import Model, ModelError
+from symgen.model import Model, ModelError
 
 
 def require_moving_joint(model: Model) -> None:

@@ -1,5 +1,5 @@
 """C emission: a model's programs as one C99 header and source, through the Jinja2
-templates in ``symgen/templates/`` (docs/architecture.md).
+templates in ``symgen/backends/c99/templates/`` (docs/architecture.md).
 
 Every decision is made here: names (every symbol prefixed; model names reach the C only
 through :mod:`symgen.cnames`, escaped in comments and made identifiers), the size macros
@@ -22,19 +22,21 @@ from pathlib import Path
 
 import jinja2
 
-from . import __version__, splitting
-from .cnames import c_comment_text, c_identifier, c_name_text, check_prefix, default_prefix
-from .expr import Elem
-from .formulations.tree_kernels import INPUT_DOCS
-from .generate import KernelSet
-from .model import SymgenError
-from .model.scalars import scalar_text
-from .printing import CPrinter
-from .program import ArraySpec, Program
-from .registry import all_kernels
+from symgen.backends.c99.printer import CPrinter
+from symgen.cnames import c_comment_text, c_identifier, c_name_text, check_prefix, default_prefix
+from symgen.formulations.tree_kernels import INPUT_DOCS
+from symgen.generate import KernelSet
+from symgen.ir import splitting
+from symgen.ir.expr import Elem
+from symgen.ir.program import ArraySpec, Program
+from symgen.model import SymgenError
+from symgen.model.scalars import scalar_text
+from symgen.registry import all_kernels
+from symgen.version import __version__
 
 REALS = ("double", "float")
-#: The Jinja2 templates, shipped inside the package (package data ``symgen/templates/*.j2``).
+#: The Jinja2 templates, shipped inside the package (package data
+#: ``symgen/backends/c99/templates/*.j2``).
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 
 
@@ -42,7 +44,7 @@ TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 @dataclass(frozen=True)
 class CFunction:
     """One emitted kernel: its C name, the name of its batch loop, its arguments (inputs,
-    then outputs) and both prototypes as printed (:class:`symgen.printing.CPrinter`)."""
+    then outputs) and both prototypes as printed (:class:`symgen.backends.c99.printer.CPrinter`)."""
 
     name: str
     batch_name: str
@@ -66,7 +68,7 @@ class CSource:
     typedef: str = ""
     functions: tuple[CFunction, ...] = ()
     #: Translation units that together define what ``source`` defines (each a complete C
-    #: file holding some of the functions), for compiling in parallel (:mod:`symgen.build`);
+    #: file holding some of the functions), for compiling in parallel (:mod:`symgen.build.compiler`);
     #: empty: compile ``source`` whole.
     units: tuple[str, ...] = ()
 
@@ -80,9 +82,9 @@ class CSource:
     def write(self, directory: str | os.PathLike) -> list[Path]:
         """Write both files into ``directory`` (created if needed), together or not at all:
         both are written to temporaries first, then renamed into place
-        (:func:`symgen.files.write_files_atomically`). A failure raises ``SymgenError``
+        (:func:`symgen.backends.files.write_files_atomically`). A failure raises ``SymgenError``
         naming the destination file."""
-        from .files import write_files_atomically
+        from symgen.backends.files import write_files_atomically
 
         return write_files_atomically(
             directory, {self.header_name: self.header, self.source_name: self.source}
@@ -104,11 +106,12 @@ def ascii_text(text: str) -> str:
     return c_comment_text(text)
 
 
-def template_environment() -> jinja2.Environment:
-    if not TEMPLATE_DIR.is_dir():
-        raise SymgenError(f"the C templates are missing (looked in {TEMPLATE_DIR})")
+def template_environment(directory: Path = TEMPLATE_DIR) -> jinja2.Environment:
+    """The Jinja2 environment of a backend's templates in ``directory`` (layout only)."""
+    if not directory.is_dir():
+        raise SymgenError(f"the C templates are missing (looked in {directory})")
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
+        loader=jinja2.FileSystemLoader(str(directory)),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
@@ -172,8 +175,8 @@ def _function(ks: KernelSet, name: str, prefix: str, printer: CPrinter
 
 
 def _bodies(program: Program, fname: str, printer: CPrinter) -> tuple[list[str], list[dict]]:
-    """The kernel's body and, for a program of :data:`~symgen.splitting.SPLIT_MIN` or more
-    assignments, its parts (:mod:`symgen.splitting`): each a function ``<kernel>_part<k>``
+    """The kernel's body and, for a program of :data:`~symgen.ir.splitting.SPLIT_MIN` or more
+    assignments, its parts (:mod:`symgen.ir.splitting`): each a function ``<kernel>_part<k>``
     of the kernel's arguments and the work array, which the kernel declares and calls them
     with in order."""
     if len(program.assignments) < splitting.SPLIT_MIN:

@@ -14,8 +14,8 @@ wait for each other (one lock per key). Build directories whose process has died
 than :data:`STALE_AFTER` seconds, are removed by the next build.
 
 The same shared library holds a second extension module, ``<module>_fast``
-(:mod:`symgen.fastcall`, numpy's C API): the single-call fast path. Every kernel becomes a
-:class:`KernelFunction` (:mod:`symgen.wrappers`) taking numpy arrays: one argument set, or a
+(:mod:`symgen.backends.c99.fastcall`, numpy's C API): the single-call fast path. Every kernel becomes a
+:class:`KernelFunction` (:mod:`symgen.build.wrappers`) taking numpy arrays: one argument set, or a
 batch with a leading axis that runs as one C loop (the ``*_batch`` C function).
 """
 
@@ -42,12 +42,12 @@ import cffi
 import numpy as np
 from cffi.recompiler import recompile
 
-from .backends.target import Target
-from .emit import CSource, emit_c
-from .fastcall import KEY_MODULE, fastcall_source
-from .generate import KernelSet
-from .model import SymgenError
-from .wrappers import DTYPES, CompiledKernels, KernelFunction
+from symgen.backends.simd.target import Target
+from symgen.backends.c99.emit import CSource, emit_c
+from symgen.backends.c99.fastcall import KEY_MODULE, fastcall_source
+from symgen.generate import KernelSet
+from symgen.model import SymgenError
+from symgen.build.wrappers import DTYPES, CompiledKernels, KernelFunction
 
 #: Flags of the cffi build (the generated C is also checked with the strict warning set,
 #: which cffi's own wrapper code would not pass).
@@ -72,7 +72,7 @@ def vector_build(ks: KernelSet, src: CSource, real: str, target: str) -> VectorB
     """The SIMD batch source of ``ks`` next to its scalar source ``src``, for ``target``
     (``"native"``, ``"portable"`` or a ``-march`` name such as ``"x86-64-v3"``; ``"auto"``:
     native when the compiler can build for this CPU, else None: the scalar batch loop)."""
-    from .backends import emit_simd, simd_target
+    from symgen.backends import emit_simd, simd_target
 
     if not isinstance(target, str):
         raise SymgenError(f"vectorize must be a target name ('auto', 'native', 'portable', a "
@@ -122,7 +122,7 @@ def compiler_identity(cc: str) -> str:
 
 def _declarations(src: CSource) -> str:
     """The typedef and prototypes for ``ffi.cdef``, from the emitted structure
-    (:meth:`symgen.emit.CSource.declarations`)."""
+    (:meth:`symgen.backends.c99.emit.CSource.declarations`)."""
     return src.declarations()
 
 
@@ -215,7 +215,7 @@ def _compile(src: CSource, module: str, work: Path, flags: Sequence[str],
         sizes.append(source.stat().st_size)
 
     if vector is not None:
-        from .backends import simd_declarations
+        from symgen.backends import simd_declarations
 
         vector.source.write(work)
         declarations += "\n" + simd_declarations(vector.source)
@@ -262,7 +262,7 @@ def _vector_flags(flags: Sequence[str], target: Target) -> list[str]:
     """The SIMD object's flags: the build's own (optimisation level, standard, defines),
     then the target's except its default optimisation level and standard, which the build's
     flags set."""
-    from .backends.target import BASE_FLAGS
+    from symgen.backends.simd.target import BASE_FLAGS
 
     defaults = {f for f in BASE_FLAGS if f.startswith(("-O", "-std="))}
     return [*flags, *(f for f in target.flags if f not in defaults)]
@@ -391,7 +391,7 @@ def load_modules(src: CSource, flags: Sequence[str] = DEFAULT_FLAGS, real: str |
                  vector: VectorBuild | None = None):
     """The compiled cffi module of ``src`` (built, or taken from the cache), and, when
     ``real`` (the build's real type) is given and ``src`` lists its functions, the
-    fast-call module of :mod:`symgen.fastcall` from the same library (else None). With
+    fast-call module of :mod:`symgen.backends.c99.fastcall` from the same library (else None). With
     ``vector``, the module also holds the SIMD batch functions."""
     fast = real if src.functions else None  # the real type of the fast-call module's C
     extra = [fastcall_source(src, fast, KEY_MODULE), np.__version__] if fast else []
@@ -427,7 +427,7 @@ def compile_kernels(ks: KernelSet, real: str = "double", prefix: str | None = No
     from several threads and processes at once (see the module documentation).
 
     ``vectorize`` is the CPU the SIMD batch functions are built for (a batch call from numpy
-    then computes several states per instruction, :mod:`symgen.backends.simd`):
+    then computes several states per instruction, :mod:`symgen.backends.simd.emit`):
     ``"auto"`` (the default: this machine's CPU when the compiler can target it, else the
     scalar loop), ``"native"`` (this machine, an error when the compiler cannot target it),
     ``"portable"`` (the compiler's baseline for the architecture) or a ``-march`` name such

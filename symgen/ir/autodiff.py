@@ -2,7 +2,7 @@
 Derivatives*, 2nd ed., SIAM 2008, ch. 3: the tangent propagation of a straight-line
 program) and reverse mode (ibid., ch. 3.2-3.3 and 4: the adjoint sweep).
 
-:func:`replay` re-emits a :class:`~symgen.program.Program` into another builder with its
+:func:`replay` re-emits a :class:`~symgen.ir.program.Program` into another builder with its
 inputs replaced by expressions (so that programs compose: a configuration perturbed on its
 manifold, an acceleration computed by another program, ...) and, given the tangents of those
 inputs, emits the tangent of every temporary: for ``t = f(c₁, ..., cₖ)``,
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .expr import (
+from symgen.ir.expr import (
     ONE,
     ZERO,
     Add,
@@ -44,8 +44,8 @@ from .expr import (
     select,
     sqrt,
 )
-from .model import SymgenError
-from .program import Program, ProgramBuilder
+from symgen.ir.program import Program, ProgramBuilder
+from symgen.model import SymgenError
 
 #: A tangent: direction index → derivative (absent directions are zero).
 Tangent = dict[int, Expr]

@@ -4,9 +4,9 @@ vector types (``__attribute__((vector_size))``).
 ``<prefix>_<name>_simd_batch(count, q, ..., out)`` has the argument layout of the scalar
 ``<prefix>_<name>_batch`` (array of structures: state k's ``q`` at ``q + k*nq``). Each
 iteration gathers W states into structure-of-arrays lane vectors (W x W blocks: W unaligned
-vector loads and an in-register transpose, :mod:`symgen.backends.transpose`), runs the
+vector loads and an in-register transpose, :mod:`symgen.backends.simd.transpose`), runs the
 kernel's assignments once on vectors (:class:`SimdPrinter`: every temporary is a vector,
-numbers broadcast, a :class:`~symgen.expr.Select` becomes a mask blend) and writes the output
+numbers broadcast, a :class:`~symgen.ir.expr.Select` becomes a mask blend) and writes the output
 elements straight from registers: W consecutive elements of the W states per transpose and W
 vector stores (a symmetric matrix's two equal elements are one register stored twice, no
 buffer round trip). The next group's output cache lines are prefetched for writing while the
@@ -15,7 +15,7 @@ stores' cache misses at large batches). The remaining ``count % W`` states go th
 scalar kernel ``<prefix>_<name>``.
 
 Exactness: with ``-std=c99`` GCC contracts no multiply-add (``-ffp-contract=off``, which
-:mod:`symgen.backends.target` also passes), and a vector ``+ - * /`` is the same IEEE 754
+:mod:`symgen.backends.simd.target` also passes), and a vector ``+ - * /`` is the same IEEE 754
 operation per lane as the scalar one, evaluated in the same order (the same C expression
 text), so lanes equal the scalar kernel except through ``sin``, ``cos`` and the other
 transcendental functions when glibc's libmvec supplies them (within 4 ulp, glibc manual
@@ -23,7 +23,7 @@ transcendental functions when glibc's libmvec supplies them (within 4 ulp, glibc
 ``<math.h>`` (exact).
 
 Width W, chosen by the preprocessor from the target (the generated source is the same for
-every target; :func:`symgen.backends.target.simd_target` picks the flags): the widest
+every target; :func:`symgen.backends.simd.target.simd_target` picks the flags): the widest
 native vector register, so every vector operation is one instruction and a vector never
 travels in memory between calls: AVX-512 8 doubles, AVX/AVX2 4, SSE2 (baseline x86-64),
 AArch64 NEON and POWER VSX 2. ``float`` kernels fill the same registers, so W doubles (16, 8,
@@ -38,10 +38,9 @@ powers of two) and ``emit_simd(width=...)`` bakes one in.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
-from .. import splitting
-from ..cnames import check_prefix, default_prefix
-from ..emit import (
+from symgen.backends.c99.emit import (
     REALS,
     CFunction,
     CSource,
@@ -52,16 +51,20 @@ from ..emit import (
     partition,
     template_environment,
 )
-from ..expr import Call, Expr, Less, Num, Select
-from ..generate import KernelSet
-from ..model import SymgenError
-from ..printing import CPrinter
-from ..program import ArraySpec, Assign, Program, Statement, Store
-from ..registry import Kernel, all_kernels
-from .transpose import block_helpers, is_power_of_two, store_calls
+from symgen.backends.c99.printer import CPrinter
+from symgen.backends.simd.transpose import block_helpers, is_power_of_two, store_calls
+from symgen.cnames import check_prefix, default_prefix
+from symgen.generate import KernelSet
+from symgen.ir import splitting
+from symgen.ir.expr import Call, Expr, Less, Num, Select
+from symgen.ir.program import ArraySpec, Assign, Program, Statement, Store
+from symgen.model import SymgenError
+from symgen.registry import Kernel, all_kernels
 
 #: Templates of this backend (layout only; everything is decided here).
 TEMPLATES = ("simd.h.j2", "simd.c.j2")
+#: Where they are (package data ``symgen/backends/simd/templates/*.j2``).
+TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 
 #: Width by target, first match wins (preprocessor condition, lanes of double, lanes of float).
 WIDTHS = (
@@ -86,7 +89,7 @@ MVEC_ISAS = (
 #: glibc minor version (2.x) whose libmvec first has the function (sqrt, fabs: never used).
 MVEC_SINCE = {"sin": 22, "cos": 22, "pow": 22, "tan": 35, "asin": 35, "acos": 35, "atan": 35,
               "atan2": 35}
-#: Arity of every function :class:`symgen.expr.Call` may hold.
+#: Arity of every function :class:`symgen.ir.expr.Call` may hold.
 ARITY = {"sin": 1, "cos": 1, "tan": 1, "asin": 1, "acos": 1, "atan": 1, "atan2": 2, "sqrt": 1,
          "fabs": 1, "pow": 2}
 #: Local names of the batch function (an argument may not take them).
@@ -228,12 +231,12 @@ def _scalar_loop_reason(program: Program, kernel: Kernel | None) -> str | None:
     elements than it computes operations (a constant or sparse matrix such as the natural
     mass matrix or constraint Jacobian: its batch is bound by the stores, which the scalar
     loop issues as fast, and its thousands of constant lanes and transposes cost the
-    compiler minutes), or one printed in parts (:data:`~symgen.splitting.SPLIT_MIN`)."""
+    compiler minutes), or one printed in parts (:data:`~symgen.ir.splitting.SPLIT_MIN`)."""
     if kernel is not None and kernel.setup:
         return "runs once per initial condition (a setup kernel)"
     if len(program.assignments) >= splitting.SPLIT_MIN:
         return (f"has {len(program.assignments):,} assignments: its scalar function is "
-                "printed in parts (symgen.splitting), and lane code of this size would take "
+                "printed in parts (symgen.ir.splitting), and lane code of this size would take "
                 "the compiler minutes")
     stores = sum(spec.size for spec in program.output_specs)
     if program.op_counts()["total"] < stores:
@@ -293,8 +296,8 @@ def emit_simd(ks: KernelSet, prefix: str | None = None, real: str = "double",
               width: int | None = None, scalar: CSource | None = None,
               units: int = 1) -> CSource:
     """``<prefix>_simd.h`` / ``<prefix>_simd.c``: a ``<prefix>_<name>_simd_batch`` for every
-    program of ``ks``, to be compiled with :func:`symgen.backends.target.simd_target`'s
-    flags and linked with the scalar ``<prefix>.c`` (:func:`symgen.emit.emit_c`; pass it as
+    program of ``ks``, to be compiled with :func:`symgen.backends.simd.target.simd_target`'s
+    flags and linked with the scalar ``<prefix>.c`` (:func:`symgen.backends.c99.emit.emit_c`; pass it as
     ``scalar`` when already emitted). ``width`` bakes in a lane count (default: chosen by the
     preprocessor from the target, see the module documentation).
 
@@ -373,7 +376,7 @@ def emit_simd(ks: KernelSet, prefix: str | None = None, real: str = "double",
         "mask_int": "int32_t" if real == "float" else "int64_t",
         **macros,
     }
-    env = template_environment()
+    env = template_environment(TEMPLATE_DIR)
     header = check_c_text(env.get_template("simd.h.j2").render(context), header_name)
     template = env.get_template("simd.c.j2")
     source = check_c_text(template.render(context), source_name)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .expr import Add, Call, Expr, Less, Mul, Num, Select, Sym, extract_minus_sign, is_atom
-from .program import Program
+from symgen.ir.expr import Add, Call, Expr, Less, Mul, Num, Select, Sym, extract_minus_sign, is_atom
+from symgen.ir.program import Program
 
 OP_KINDS = ("add", "mul", "div", "sqrt", "trig", "other")
 #: Kind of each function call; any other call (atan2, fabs, pow) counts as ``other``.

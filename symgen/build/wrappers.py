@@ -1,8 +1,8 @@
 """numpy-callable compiled kernels: :class:`KernelFunction` (one kernel) and
-:class:`CompiledKernels` (a model's kernels), on top of the modules of :mod:`symgen.build`.
+:class:`CompiledKernels` (a model's kernels), on top of the modules of :mod:`symgen.build.compiler`.
 
 A call whose arguments are already in the kernel's layout (float arrays of the build's type,
-C-contiguous, of the single-call shape) takes the fast path of :mod:`symgen.fastcall`: the
+C-contiguous, of the single-call shape) takes the fast path of :mod:`symgen.backends.c99.fastcall`: the
 kernel is called from C with no conversion and no copy. Every other call takes the general
 path below (batches, broadcasting, scalars, conversion, the errors), with the same results
 bit for bit.
@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .model import SymgenError
-from .program import ArraySpec
+from symgen.model import SymgenError
+from symgen.ir.program import ArraySpec
 
 DTYPES = {"double": np.float64, "float": np.float32}
 
@@ -48,7 +48,7 @@ class KernelFunction:
     written (as if copied).
 
     Single calls with C-contiguous arrays of the build's type (and Python floats for size-1
-    arguments of a double build) call the kernel straight from C (:mod:`symgen.fastcall`).
+    arguments of a double build) call the kernel straight from C (:mod:`symgen.backends.c99.fastcall`).
     """
 
     #: Calls go to the fast function of the compiled module (``_fast``), which hands what it
@@ -252,7 +252,7 @@ class CompiledKernels:
     """The compiled kernels of one model: ``lib.mass_matrix(q)``, ``lib["..."]``.
 
     ``module`` is the cffi module; ``fast`` (optional) the fast-call module of the same
-    kernels (:mod:`symgen.fastcall`)."""
+    kernels (:mod:`symgen.backends.c99.fastcall`)."""
 
     def __init__(self, ks, src, module, real: str, fast=None, vector_source=None) -> None:
         self.kernel_set = ks

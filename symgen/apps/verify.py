@@ -22,9 +22,9 @@ from functools import partial
 
 import numpy as np
 
-from . import reference as ref
-from . import registry
-from .generate import KernelSet
+from symgen import reference as ref
+from symgen import registry
+from symgen.generate import KernelSet
 
 #: Tolerances of ``symgen verify``: double kernels against the reference and Pinocchio, and
 #: float kernels against the double ones.
@@ -95,8 +95,8 @@ def consistent_states(ks: KernelSet, states: list[dict]) -> list[dict]:
     analysis' samples along the motion, in turn) with v projected onto the null space of
     the independent loop rows, v − Gᵀ(GGᵀ)⁻¹G v: the states where the closed-loop forward
     dynamics methods agree (registry ``consistent``)."""
-    from .loops import LoopClosure, kept_rows
-    from .loops.analysis import _samples
+    from symgen.loops import LoopClosure, kept_rows
+    from symgen.loops.analysis import _samples
 
     analysis = ks.context.loops
     closure = LoopClosure(ks.model)
@@ -130,10 +130,10 @@ def reference_values(ks: KernelSet, name: str, state: Mapping[str, object]
 
 def _query(ks: KernelSet, name: str, state: Mapping[str, object]):
     if ks.formulation == "natural":
-        from .formulations.natural.registration import NaturalQuery
+        from symgen.formulations.natural.registration import NaturalQuery
 
         return NaturalQuery(ks.context.nm, dict(state), ks.options)
-    from .formulations.tree_kernels import ReferenceQuery
+    from symgen.formulations.tree_kernels import ReferenceQuery
 
     return ReferenceQuery(ks.model, state, ks.frame_of.get(name), ks.context)
 
@@ -163,14 +163,14 @@ def pinocchio_peer(ks: KernelSet, from_source: bool = True) -> PinocchioPeer | N
     try:
         import pinocchio as pin
 
-        from .peers.pinocchio import pinocchio_counterpart
+        from symgen.peers.pinocchio import pinocchio_counterpart
     except ImportError:
         return None
     try:
         br, which = pinocchio_counterpart(ks.model, from_source)
     except Exception as exc:  # noqa: BLE001 - a peer's failure is reported, not raised
         return PinocchioPeer(None, "none", _one_line(exc))
-    from .formulations.tree_kernels import PinocchioQuery
+    from symgen.formulations.tree_kernels import PinocchioQuery
 
     def value(name: str, state: Mapping) -> dict[str, np.ndarray] | None:
         kernel = registry.get(ks.kernel_of[name])

@@ -1,4 +1,4 @@
-"""Print :mod:`symgen.expr` expressions and :mod:`symgen.program` statements as Python or C
+"""Print :mod:`symgen.ir.expr` expressions and :mod:`symgen.ir.program` statements as Python or C
 source.
 
 A printer decides the layout of array elements (:meth:`Printer.element`: ``q[3]`` here; a
@@ -7,7 +7,7 @@ vectorised printer loads a lane instead) and the spelling of each statement
 
 Sums print as ``a - 2.5*b + c``, products as ``a*b/(c*d)``, integer powers as repeated
 products, ``sin``/``cos``/``sqrt`` as calls (``math.sin`` in Python; ``sinf`` in C with
-``float``), and a :class:`~symgen.expr.Select` as a conditional expression. Number literals
+``float``), and a :class:`~symgen.ir.expr.Select` as a conditional expression. Number literals
 round-trip exactly (``repr`` of the double; a C float literal is the shortest decimal of the
 value rounded to float, with an ``f`` suffix). The C printer never prints a non-finite number
 or a float literal outside float's range: it raises :class:`~symgen.model.SymgenError`.
@@ -20,10 +20,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .expr import Add, Call, Elem, Expr, Less, Mul, Num, Select, Sym
-from .model import SymgenError
-from .program import ArraySpec, Assign, Program, Statement, Store
-from .splitting import Part
+from symgen.ir.expr import Add, Call, Elem, Expr, Less, Mul, Num, Select, Sym
+from symgen.ir.program import ArraySpec, Assign, Program, Statement, Store
+from symgen.ir.splitting import Part
+from symgen.model import SymgenError
 
 #: An output with at least this many elements equal to the constant +0 is cleared by one loop
 #: before its other elements are stored (C printer). Thousands of constant stores (the dense
@@ -179,7 +179,7 @@ class CPrinter(Printer):
     WORK_ARRAY = "symgen_w"
 
     def part_bodies(self, program: Program, parts: Sequence[Part]) -> list[list[str]]:
-        """The statements of each part of ``program`` (:mod:`symgen.splitting`): its
+        """The statements of each part of ``program`` (:mod:`symgen.ir.splitting`): its
         assignments, each exported temporary also written to the work array, a read of an
         earlier part's temporary taken from it; the last part stores the outputs."""
         bodies = []

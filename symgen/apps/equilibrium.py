@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .model import Model, SymgenError
+from symgen.model import Model, SymgenError
 
 
 @dataclass(frozen=True)
@@ -32,14 +32,14 @@ class Equilibrium:
 
 
 def _tree_kernels(model: Model):
-    from .generate import generate
+    from symgen.generate import generate
 
     return generate(model, ["gravity_forces", "inverse_dynamics_derivatives",
                             "integrate"]).compile(vectorize=None)
 
 
 def _loop_kernels(model: Model):
-    from .generate import generate
+    from symgen.generate import generate
 
     return generate(model, ["embedded_inverse_dynamics", "embedded_inverse_dynamics_derivatives",
                             "dependent_coordinates", "integrate"]).compile(vectorize=None)

@@ -3,16 +3,16 @@
 A :class:`Program` has named input arrays (``q``, ``v``, ``tau``, ``params``, ...), an ordered
 list of assignments ``t_k = expr(inputs, earlier temporaries)`` and named output arrays whose
 elements are atoms (numbers, input elements, temporaries or their negation). Element ``i`` of
-input array ``q`` is the node :class:`~symgen.expr.Elem` ``(q, i)``, whose memory layout the
+input array ``q`` is the node :class:`~symgen.ir.expr.Elem` ``(q, i)``, whose memory layout the
 printer decides; temporaries are symbols ``t0, t1, ...``. :meth:`Program.statements` gives the
 body as :class:`Assign` (a temporary's definition) and :class:`Store` (an output element)
-statements, which a printer (:mod:`symgen.printing`) turns into a language.
+statements, which a printer (:mod:`symgen.backends.c99.printer`) turns into a language.
 
 Formulations build a program with :class:`ProgramBuilder`: :meth:`~ProgramBuilder.emit` passes
 atoms through, reuses the temporary of an expression emitted before (hash-consing, up to sign)
 and assigns anything else to a fresh temporary. Because every intermediate quantity is a
 symbol or a number, structural zeros and ones fold away as the next expression is built
-(:mod:`symgen.expr`), and each expression stays small. :mod:`symgen.optimize` then runs CSE
+(:mod:`symgen.ir.expr`), and each expression stays small. :mod:`symgen.ir.optimize` then runs CSE
 and dead-code elimination and counts operations.
 """
 
@@ -25,7 +25,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .expr import Elem, Expr, Sym, as_expr, extract_minus_sign, is_atom
+from symgen.ir.expr import Elem, Expr, Sym, as_expr, extract_minus_sign, is_atom
 
 
 @dataclass(frozen=True)
@@ -78,8 +78,8 @@ class Program:
 
     def op_counts(self) -> dict[str, int]:
         """Operations per kind (``add mul div sqrt trig other total``); see
-        :func:`symgen.optimize.count_ops`."""
-        from .optimize import program_op_counts
+        :func:`symgen.ir.optimize.count_ops`."""
+        from symgen.ir.optimize import program_op_counts
 
         return program_op_counts(self)
 
@@ -100,7 +100,7 @@ class Program:
 
     def lines(self) -> list[str]:
         """The program as text, one assignment or output element per line."""
-        from .printing import PythonPrinter
+        from symgen.backends.c99.printer import PythonPrinter
 
         printer = PythonPrinter()
         out = [f"# {self.name}({', '.join(s.name for s in self.inputs)})"]
@@ -108,7 +108,7 @@ class Program:
 
     def python_source(self) -> str:
         """A Python function ``kernel(<inputs>)`` that evaluates the program with ``math``."""
-        from .printing import PythonPrinter
+        from symgen.backends.c99.printer import PythonPrinter
 
         printer = PythonPrinter()
         args = ", ".join(spec.name for spec in self.inputs)
@@ -204,7 +204,7 @@ class ProgramBuilder:
         return sym
 
     def build(self) -> Program:
-        """The program as built (no optimisation; see :func:`symgen.optimize.optimize`)."""
+        """The program as built (no optimisation; see :func:`symgen.ir.optimize.optimize`)."""
         return Program(
             self.name,
             tuple(self._inputs),

@@ -15,8 +15,8 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 
-from .expr import Elem, Sym
-from .program import Program
+from symgen.ir.expr import Elem, Sym
+from symgen.ir.program import Program
 
 #: Programs with at least this many assignments are printed in parts.
 SPLIT_MIN = 16000

@@ -15,12 +15,13 @@ from typing import NoReturn
 
 import click
 
-from . import __version__, registry
-from .generate import FD_METHODS, PARTITION_CHOICES, Options, generate
-from .io import load
-from .kernels import KERNELS
-from .model import SymgenError
-from .summary import describe
+from symgen import registry
+from symgen.apps.summary import describe
+from symgen.generate import FD_METHODS, PARTITION_CHOICES, Options, generate
+from symgen.io import load
+from symgen.kernels import KERNELS
+from symgen.model import SymgenError
+from symgen.version import __version__
 
 #: Exit codes of ``symgen`` (see :func:`main`).
 EXIT_USER_ERROR = 2
@@ -269,8 +270,8 @@ def info(
     model = load(model_path, floating_base=floating_base, lock=parse_locks(locks))
     _base_hint(model)
     if loops:
-        from .loops import analyse_loops
-        from .loops.embedding import describe_embedding
+        from symgen.loops import analyse_loops
+        from symgen.loops.embedding import describe_embedding
 
         analysis = analyse_loops(model)
         report, lines = describe_embedding(model, analysis)
@@ -282,7 +283,7 @@ def info(
     if not ops:
         click.echo(describe(model))
         if natural:
-            from .formulations.natural.kernels import describe_natural, natural_model
+            from symgen.formulations.natural.kernels import describe_natural, natural_model
 
             click.echo()
             click.echo(describe_natural(natural_model(model)))
@@ -570,7 +571,7 @@ def generate_command(model_path, floating_base, kernel_list, real, params, prefi
     scalar = ks.c_source(real, prefix)
     paths = scalar.write(out_dir)
     if simd:
-        from .backends import emit_simd
+        from symgen.backends import emit_simd
 
         paths += emit_simd(ks, prefix=scalar.prefix, real=real, scalar=scalar).write(out_dir)
     total = sum(c["total"] for c in ks.op_counts().values())
@@ -595,7 +596,7 @@ def verify_command(model_path, floating_base, kernel_list, real, params, prefix,
     symgen's reading and lumping of the file too; else one built from symgen's model (the
     output says which). A Pinocchio failure is reported as a skipped check; the verdict
     counts the performed checks and names what was skipped."""
-    from .verify import random_states, verify_compiled
+    from symgen.apps.verify import random_states, verify_compiled
 
     _check_prefix(prefix)
     ks = _prepare(model_path, floating_base, kernel_list, real, params, partition, fd_method,
@@ -627,7 +628,7 @@ def verify_command(model_path, floating_base, kernel_list, real, params, prefix,
 def _check_prefix(prefix: str | None) -> None:
     """Reject an invalid ``--prefix`` before any work (:func:`symgen.cnames.check_prefix`)."""
     if prefix is not None:
-        from .cnames import check_prefix
+        from symgen.cnames import check_prefix
 
         check_prefix(prefix)
 
@@ -638,8 +639,8 @@ def _say(line: str) -> None:
 
 def _base_hint(model) -> None:
     """On stderr, a one-line hint when a fixed-base model looks mobile
-    (:func:`symgen.summary.mobile_base_hint`)."""
-    from .summary import mobile_base_hint
+    (:func:`symgen.apps.summary.mobile_base_hint`)."""
+    from symgen.apps.summary import mobile_base_hint
 
     hint = mobile_base_hint(model)
     if hint:
