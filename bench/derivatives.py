@@ -212,7 +212,7 @@ def _checked(tool: str, got: Mapping[str, np.ndarray], expected: Mapping[str, np
 # ------------------------------------------------------------------------------ symgen
 def prepare_symgen(model: symgen.Model, ks: symgen.KernelSet, states: Mapping[str, np.ndarray],
                    work: Path) -> Runner:
-    ks.write(work, prefix="m")
+    symgen.write_c(ks, work, prefix="m")
     for key in ("q", "v", "a", "tau"):
         np.ascontiguousarray(states[key], dtype=np.float64).tofile(work / f"{key}.bin")
     (work / "driver.c").write_text(SYMGEN_DRIVER)

@@ -54,7 +54,7 @@ def run(label: str, model: symgen.Model, log: Callable[[str], None]) -> dict[str
     ks = symgen.generate(model)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        ks.write(work, real="float", prefix="k")
+        symgen.write_c(ks, work, real="float", prefix="k")
         subprocess.run(["arm-none-eabi-gcc", *FLAGS, "-ffunction-sections", "-fstack-usage",
                         "-c", "k.c", "-o", "k.o"], check=True, cwd=work)
         size = subprocess.run(["arm-none-eabi-size", "-A", "k.o"], capture_output=True,

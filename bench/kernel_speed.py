@@ -275,7 +275,7 @@ def prepare_symgen(model: symgen.Model, ks: symgen.KernelSet, states: Mapping[st
                    flags: Sequence[str], work: Path) -> Runner:
     """symgen's kernels (``ks``, written with prefix ``m``) compiled with ``gcc flags`` in
     ``work``; ``run(repeats)`` times them and checks the first state."""
-    ks.write(work, prefix="m")
+    symgen.write_c(ks, work, prefix="m")
     for key in ("q", "v", "a", "tau"):
         np.ascontiguousarray(states[key], dtype=np.float64).tofile(work / f"{key}.bin")
     (work / "driver.c").write_text(SYMGEN_DRIVER)

@@ -401,7 +401,7 @@ def prepare_symgen(model: Model, ks: symgen.KernelSet, states: Mapping[str, Arra
                    work: Path, call: str = CALLS["symgen"]) -> Runner:
     """symgen's timing program of the C call ``call`` (:data:`CALLS`: the multipliers, or
     the embedding; or an open-tree kernel)."""
-    ks.write(work, prefix="m")
+    symgen.write_c(ks, work, prefix="m")
     for key in ("q", "v", "tau"):
         np.ascontiguousarray(states[key], dtype=np.float64).tofile(work / f"{key}.bin")
     (work / "driver.c").write_text(SYMGEN_DRIVER.replace("@CALL@", call))

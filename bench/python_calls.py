@@ -68,7 +68,7 @@ def measure_robot(name: str, floating: bool, number: int = 20000, repeat: int = 
     from symgen.peers.pinocchio import Bridge, pin_model_from_urdf
 
     model = symgen.load(robot_urdf(name), floating_base=floating, couplings=False)  # as the peers
-    lib = symgen.generate(model, list(PAIRS)).compile(vectorize=None)
+    lib = symgen.compile_kernels(symgen.generate(model, list(PAIRS)), vectorize=None)
     bridge = Bridge(model, pin_model_from_urdf(model))
     pm, data = bridge.pin_model, bridge.data
     states = random_states(model, STATES, seed=0)

@@ -15,7 +15,7 @@ root:
 - symgen: ``symgen.generate(model)`` (every default kernel) and, separately, the like-for-like
   ``generate(model, ["mass_matrix", "bias_forces"])`` (derive), then ``emit_c`` (codegen).
 
-Operation counts after CSE follow one rule set for both: ``symgen.ir.optimize.count_ops``;
+Operation counts after CSE follow one rule set for both: ``symgen.ir.counts.count_ops``;
 sympy's CSE output is converted with ``symgen.ir.expr.from_sympy`` first. A consistency check
 compares sympy's M and forcing with symgen's numeric reference (CRBA, RNEA).
 """
@@ -39,8 +39,8 @@ import sympy
 from sympy.physics import mechanics as me
 
 import symgen
+from symgen.ir.counts import count_ops
 from symgen.ir.expr import Expr, Sym, from_sympy
-from symgen.ir.optimize import count_ops
 from symgen.robots import spatial_chain
 
 from .common import ROOT, relative_error
@@ -191,7 +191,7 @@ def run_symgen(n: int, kernels: Sequence[str] | None = None) -> dict[str, Any]:
     t0 = time.perf_counter()
     ks = symgen.generate(model, kernels)
     t1 = time.perf_counter()
-    c = ks.c_source()
+    c = symgen.emit_c(ks)
     t2 = time.perf_counter()
     counts = ks.op_counts()
     total: Counter = Counter()

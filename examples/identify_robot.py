@@ -46,7 +46,7 @@ def main() -> None:
     base = base_parameters(model)
     print(f"{model.name}: {10 * model.nbodies} inertial parameters, {base.count} base "
           "parameters")
-    lib = symgen.generate(model, ["base_regressor", "inverse_dynamics"]).compile()
+    lib = symgen.compile_kernels(symgen.generate(model, ["base_regressor", "inverse_dynamics"]))
     truth = base.of(inertial_parameters(model))
     rng = np.random.default_rng(args.seed)
     rows, torques = [], []

@@ -38,7 +38,7 @@ def main() -> None:
 
     model = symgen.load(args.model)
     ks = symgen.generate(model, KERNELS)
-    lib = ks.compile()
+    lib = symgen.compile_kernels(ks)
     emb = ks.context.embedding
     ind = list(emb.independent)
     names = [j.name for j in model.independent_joints]

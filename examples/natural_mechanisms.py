@@ -29,7 +29,7 @@ MECHANISMS = ["four_bar.yaml", "slider_crank.yaml", "rssr.yaml", "double_pendulu
 def simulate(path: Path, duration: float, step: float) -> None:
     model = symgen.load(path)
     nm, ks = natural_kernels(model, NaturalOptions(step=step))
-    lib = ks.compile()
+    lib = symgen.compile_kernels(ks)
     q = nm.q0
     # start moving along the mechanism's mobility: the coordinate that moves most freely
     # (largest entry of the null space of Phi_q) gets a rate of 0.5 m/s

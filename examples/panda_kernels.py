@@ -38,14 +38,14 @@ def main() -> int:
     ks = symgen.generate(model)
     derived = time.perf_counter() - start
     out = args.out or Path("build") / args.robot
-    paths = ks.write(out, real=args.real)
+    paths = symgen.write_c(ks, out, real=args.real)
     total = sum(c["total"] for c in ks.op_counts().values())
     print(f"{model.name}: nq = {model.nq}, nv = {model.nv}; {len(ks.programs)} kernels, "
           f"{total} operations, derived in {derived:.2f} s")
     print("wrote " + ", ".join(str(p) for p in paths))
     start = time.perf_counter()
-    lib = ks.compile("double")
-    low = ks.compile("float") if args.real == "float" else None
+    lib = symgen.compile_kernels(ks, "double")
+    low = symgen.compile_kernels(ks, "float") if args.real == "float" else None
     print(f"compiled in {time.perf_counter() - start:.1f} s (cffi, cached)")
     checks = check_compiled(lib, random_states(ks, args.states, args.seed), low)
     width = max(len(c.program) for c in checks)

@@ -57,7 +57,7 @@ def main() -> None:
     keep = list(analysis.rows)
     print(f"actuated joints: {', '.join(split.joints)} ({split.source})")
 
-    lib = symgen.generate(model, KERNELS).compile()
+    lib = symgen.compile_kernels(symgen.generate(model, KERNELS))
     q = analysis.reference.copy()
     theta0, amplitude = q[active].copy(), 0.2
     omega = 2 * np.pi / args.duration

@@ -5,7 +5,7 @@ dynamics, integrated by classical Runge-Kutta (RK4), and report the energy drift
 
 No torque is applied (τ = 0): the arm swings freely, so kinetic + potential energy must stay
 constant; the drift measures the integrator and the kernels together. The compiled kernels
-``forward_dynamics`` and ``energy`` come from ``symgen.generate(...).compile()``.
+``forward_dynamics`` and ``energy`` come from ``symgen.compile_kernels(symgen.generate(...))``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def main() -> None:
     args = parser.parse_args()
 
     model = symgen.load(robot_urdf("panda"))
-    lib = symgen.generate(model, ["forward_dynamics", "energy"]).compile()
+    lib = symgen.compile_kernels(symgen.generate(model, ["forward_dynamics", "energy"]))
     fd, energy = lib.forward_dynamics, lib.energy
     tau = np.zeros(model.nv)
     q = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.6, 0.8, 0.02, 0.02])[: model.nq]

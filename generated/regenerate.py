@@ -30,7 +30,7 @@ def regenerate(out: Path) -> list[Path]:
     """Write every model's files into ``out``; returns the paths written."""
     paths: list[Path] = []
     for prefix, load in MODELS.items():
-        paths += symgen.generate(load()).write(out, prefix=prefix)
+        paths += symgen.write_c(symgen.generate(load()), out, prefix=prefix)
     return paths
 
 

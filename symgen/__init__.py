@@ -1,19 +1,13 @@
 """symgen: specialized closed-form C dynamics kernels for multibody systems."""
 
 from symgen import reference
-from symgen.generate import KernelSet, Options, generate
+from symgen.backends.c99.emit import emit_c, write_c
+from symgen.build.compiler import compile_kernels
+from symgen.errors import ModelError, SymgenError
+from symgen.generate import Options, generate
 from symgen.io import load
-from symgen.model import (
-    Body,
-    Frame,
-    Joint,
-    JointType,
-    Model,
-    ModelBuilder,
-    ModelError,
-    Parameter,
-    SymgenError,
-)
+from symgen.kernel_set import KernelSet
+from symgen.model import Body, Frame, Joint, JointType, Model, ModelBuilder, Parameter
 from symgen.version import __version__
 
 __all__ = [
@@ -29,7 +23,10 @@ __all__ = [
     "Parameter",
     "SymgenError",
     "__version__",
+    "compile_kernels",
+    "emit_c",
     "generate",
     "load",
     "reference",
+    "write_c",
 ]

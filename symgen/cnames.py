@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from symgen.model import SymgenError
+from symgen.errors import SymgenError
 
 #: Keywords of C99, C11 and C23 (a prefix may not be one).
 C_KEYWORDS = frozenset({

@@ -9,13 +9,11 @@ evaluator. The C emission (templates) and the compiled module come on top of it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
 
 from symgen import registry
 from symgen.cnames import c_identifier
+from symgen.errors import SymgenError
 from symgen.formulations.tree_options import (
     FD_METHODS,
     PARTITION_CHOICES,
@@ -23,72 +21,12 @@ from symgen.formulations.tree_options import (
     check_frames,
     default_frames,
 )
+from symgen.ir.counts import op_counts
 from symgen.ir.optimize import optimize
 from symgen.ir.program import Program
-from symgen.model import Model, SymgenError
+from symgen.kernel_set import KernelSet
+from symgen.model import Model
 from symgen.model.moving import require_moving_joint
-
-
-@dataclass
-class KernelSet:
-    """The generated programs of one model, keyed by program name."""
-
-    model: Model
-    options: Options
-    programs: dict[str, Program] = field(default_factory=dict)
-    kernel_of: dict[str, str] = field(default_factory=dict)
-    frame_of: dict[str, str] = field(default_factory=dict)
-    choices: dict[str, str] = field(default_factory=dict)
-    alternatives: dict[str, dict[str, int]] = field(default_factory=dict)
-    pose_names: tuple[str, ...] = ()
-    notes: list[str] = field(default_factory=list)
-    #: Size macros of the header, ``(suffix, value, doc)``: ``#define <PREFIX>_<suffix> value``.
-    sizes: list[tuple[str, int, str]] = field(default_factory=list)
-    #: Default C prefix (None: from the model name, :func:`symgen.cnames.default_prefix`).
-    prefix: str | None = None
-    #: The formulation that derived the programs, and its context (the tree formulation's
-    #: :class:`~symgen.formulations.tree_kernels.TreeContext`, or the natural-coordinate
-    #: model).
-    formulation: str = "tree"
-    context: Any = None
-
-    def __getitem__(self, name: str) -> Program:
-        try:
-            return self.programs[name]
-        except KeyError:
-            known = ", ".join(self.programs)
-            raise SymgenError(f"no generated kernel {name!r} (generated: {known})") from None
-
-    def __iter__(self):
-        return iter(self.programs)
-
-    def op_counts(self) -> dict[str, dict[str, int]]:
-        """Operation counts per program (``add mul div sqrt trig other total``)."""
-        return {name: p.op_counts() for name, p in self.programs.items()}
-
-    def evaluate(self, name: str, **inputs: object) -> dict[str, np.ndarray]:
-        """Evaluate program ``name`` in Python (see :meth:`Program.evaluate`)."""
-        return self[name].evaluate(**inputs)
-
-    def c_source(self, real: str = "double", prefix: str | None = None):
-        """The C header and source (:func:`symgen.backends.c99.emit.emit_c`)."""
-        from symgen.backends.c99.emit import emit_c
-
-        return emit_c(self, prefix=prefix, real=real)
-
-    def write(self, directory, real: str = "double", prefix: str | None = None) -> list:
-        """Write ``<prefix>.h`` and ``<prefix>.c`` into ``directory``; returns the paths."""
-        return self.c_source(real, prefix).write(directory)
-
-    def compile(self, real: str = "double", prefix: str | None = None,
-                vectorize: str | None = "auto"):
-        """Compile with cffi (cached) and return the numpy-callable kernels
-        (:class:`symgen.build.compiler.CompiledKernels`); ``vectorize``: the CPU of the SIMD batch
-        functions (``"auto"``, ``"native"``, ``"portable"``, a ``-march`` name; None: none), see
-        :func:`symgen.build.compiler.compile_kernels`."""
-        from symgen.build.compiler import compile_kernels
-
-        return compile_kernels(self, real=real, prefix=prefix, vectorize=vectorize)
 
 
 def program_name(kernel: str, frame: str | None = None) -> str:
@@ -204,7 +142,7 @@ def generate(
                                                        frame, options):
             program = optimize(candidate, use_cse=use_cse,
                                depth_first=catalogue[kernel].schedule)
-            total = program.op_counts()["total"]
+            total = op_counts(program)["total"]
             totals[label] = total
             if best is None or total < best[0]:
                 best = (total, program, label)
@@ -224,7 +162,6 @@ def generate(
 
 __all__ = [
     "FD_METHODS",
-    "KernelSet",
     "Options",
     "PARTITION_CHOICES",
     "assign_program_names",

@@ -23,8 +23,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from symgen.errors import SymgenError
 from symgen.ir.program import Program
-from symgen.model import SymgenError
+from symgen.model import Model
 
 #: Modules whose import registers a formulation's kernels, in catalogue order.
 REGISTRATION_MODULES = (
@@ -35,6 +36,14 @@ REGISTRATION_MODULES = (
 #: How a kernel's results are compared with a peer's (:mod:`symgen.apps.verify`): ``relative``
 #: (max |a − b| / max(|b|, 1)) or ``solve`` (the backward error of a solution of M x = y).
 COMPARISONS = ("relative", "solve", "system")
+
+
+class FormulationContext(Protocol):
+    """What every formulation's context offers its consumers: the model it was built for
+    (the tree formulation's :class:`~symgen.formulations.tree.context.TreeContext`, the
+    natural coordinates' :class:`~symgen.formulations.natural.registration.NaturalContext`)."""
+
+    model: Model
 
 
 @dataclass(frozen=True)

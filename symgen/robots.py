@@ -6,7 +6,8 @@ from __future__ import annotations
 import sysconfig
 from pathlib import Path
 
-from symgen.model import Model, ModelBuilder, SymgenError
+from symgen.errors import SymgenError
+from symgen.model import Model, ModelBuilder
 
 #: Short names of the robots the tests and examples use, and their URDF path in the package.
 KNOWN_ROBOTS = {

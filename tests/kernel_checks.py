@@ -10,6 +10,7 @@ import numpy as np
 from symgen import KernelSet, registry
 from symgen.apps.verify import DOUBLE_TOLERANCE as TOLERANCE
 from symgen.apps.verify import reference_values, relative_error
+from symgen.ir.printer import evaluate
 
 __all__ = ["TOLERANCE", "check_kernel_set", "program_inputs", "relative_error"]
 
@@ -40,7 +41,7 @@ def check_kernel_set(ks: KernelSet, state: Mapping[str, object]) -> dict[str, fl
     errors = {}
     for name, program in ks.programs.items():
         inputs = program_inputs(ks, name, state)
-        result = program.evaluate(**inputs)
+        result = evaluate(program, **inputs)
         expected = reference_values(ks, name, {**state, **inputs,
                                                "f_ext_dict": state.get("f_ext_dict")})
         errors[name] = max(relative_error(result[o], expected[o]) for o in result)

@@ -17,10 +17,12 @@ import click
 
 from symgen import registry
 from symgen.apps.summary import describe
+from symgen.backends.c99.emit import emit_c
+from symgen.build.compiler import compile_kernels
+from symgen.errors import SymgenError
 from symgen.generate import FD_METHODS, PARTITION_CHOICES, Options, generate
 from symgen.io import load
 from symgen.kernels import KERNELS
-from symgen.model import SymgenError
 from symgen.version import __version__
 
 #: Exit codes of ``symgen`` (see :func:`main`).
@@ -568,7 +570,7 @@ def generate_command(model_path, floating_base, kernel_list, real, params, prefi
                   frames, external_forces, locks, no_couplings, actuated, baumgarte)
     _base_hint(ks.model)
     _say("emitting C")
-    scalar = ks.c_source(real, prefix)
+    scalar = emit_c(ks, prefix=prefix, real=real)
     paths = scalar.write(out_dir)
     if simd:
         from symgen.backends import emit_simd
@@ -603,11 +605,11 @@ def verify_command(model_path, floating_base, kernel_list, real, params, prefix,
                   frames, external_forces, locks, no_couplings, actuated, baumgarte)
     _base_hint(ks.model)
     _say("compiling (double)")
-    lib = ks.compile("double", prefix)
+    lib = compile_kernels(ks, "double", prefix)
     float_lib = None
     if real == "float":
         _say("compiling (float)")
-        float_lib = ks.compile("float", prefix)
+        float_lib = compile_kernels(ks, "float", prefix)
     _say(f"comparing on {states} random states")
     report = verify_compiled(lib, random_states(ks, states, seed), float_lib)
     checks = report.checks

@@ -19,7 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from symgen.model import Model, SymgenError
+from symgen.build.compiler import compile_kernels
+from symgen.errors import SymgenError
+from symgen.generate import generate
+from symgen.model import Model
 
 
 @dataclass(frozen=True)
@@ -32,17 +35,13 @@ class Equilibrium:
 
 
 def _tree_kernels(model: Model):
-    from symgen.generate import generate
-
-    return generate(model, ["gravity_forces", "inverse_dynamics_derivatives",
-                            "integrate"]).compile(vectorize=None)
+    return compile_kernels(generate(model, ["gravity_forces", "inverse_dynamics_derivatives",
+                            "integrate"]), vectorize=None)
 
 
 def _loop_kernels(model: Model):
-    from symgen.generate import generate
-
-    return generate(model, ["embedded_inverse_dynamics", "embedded_inverse_dynamics_derivatives",
-                            "dependent_coordinates", "integrate"]).compile(vectorize=None)
+    return compile_kernels(generate(model, ["embedded_inverse_dynamics", "embedded_inverse_dynamics_derivatives",
+                            "dependent_coordinates", "integrate"]), vectorize=None)
 
 
 def static_equilibrium(model: Model, q0, tau=None, tolerance: float = 1e-10,

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from symgen.errors import SymgenError
 from symgen.formulations.regressor import PARAMETER_NAMES, PARAMETERS_PER_BODY, inertial_parameters
-from symgen.model import Model, SymgenError
+from symgen.model import Model
 from symgen.pivoting import pivot_rows
 from symgen.reference import random_configuration
 from symgen.reference.regressor import regressor

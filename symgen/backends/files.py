@@ -16,7 +16,7 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
-from symgen.model import SymgenError
+from symgen.errors import SymgenError
 
 
 def _reason(exc: OSError) -> str:

@@ -46,7 +46,7 @@ from symgen.backends.simd.target import Target
 from symgen.backends.c99.emit import CSource, emit_c
 from symgen.backends.c99.fastcall import KEY_MODULE, fastcall_source
 from symgen.generate import KernelSet
-from symgen.model import SymgenError
+from symgen.errors import SymgenError
 from symgen.build.wrappers import DTYPES, CompiledKernels, KernelFunction
 
 #: Flags of the cffi build (the generated C is also checked with the strict warning set,

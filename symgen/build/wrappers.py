@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from symgen.model import SymgenError
+from symgen.errors import SymgenError
 from symgen.ir.program import ArraySpec
 
 DTYPES = {"double": np.float64, "float": np.float32}

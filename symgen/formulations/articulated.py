@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from symgen.errors import SymgenError
 from symgen.formulations import dense
 from symgen.formulations.recursions import (
     gyroscopic,
@@ -35,7 +36,6 @@ from symgen.formulations.recursions import (
 from symgen.formulations.tree import Hinge, SymbolicTree
 from symgen.ir.expr import Expr, esum
 from symgen.ir.program import ProgramBuilder
-from symgen.model import SymgenError
 from symgen.spatial import (
     ZERO,
     ArticulatedInertia,

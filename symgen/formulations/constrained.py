@@ -55,6 +55,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from symgen.errors import SymgenError
 from symgen.formulations import dense
 from symgen.formulations.loop_constraints import bias, constraints, jacobian
 from symgen.formulations.ltdl import factored_forward_dynamics, ltdl_solve
@@ -63,7 +64,6 @@ from symgen.formulations.tree import SymbolicTree
 from symgen.ir.expr import Expr, esum
 from symgen.ir.program import ProgramBuilder
 from symgen.loops.actuation import Split
-from symgen.model import SymgenError
 from symgen.spatial import ZERO
 
 

@@ -320,7 +320,8 @@ def embedded_linearization(b: ProgramBuilder, context: Any, name: str,
 def _check_lie_joints(model: Any, independent: set[int]) -> None:
     """A spherical or free joint must be wholly independent or wholly dependent: the
     first-order error dynamics −ad_v of one split between the two are not derived."""
-    from symgen.model import JointType, SymgenError
+    from symgen.errors import SymgenError
+    from symgen.model import JointType
 
     for joint in model.independent_joints:
         if joint.type not in (JointType.SPHERICAL, JointType.FREE):

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from symgen.errors import SymgenError
 from symgen.formulations import dense
 from symgen.formulations.integrate import integrate
 from symgen.formulations.kinematics import jacobian_columns
@@ -44,7 +45,7 @@ from symgen.formulations.recursions import (
 from symgen.formulations.tree import CutFrames, FrameRef, SymbolicTree, build_tree
 from symgen.ir.expr import ONE, Expr, Less, esum, select
 from symgen.ir.program import ProgramBuilder
-from symgen.model import JointType, Model, SymgenError
+from symgen.model import JointType, Model
 from symgen.spatial import (
     ZERO,
     Motion,

@@ -48,9 +48,9 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from symgen.errors import SymgenError
 from symgen.ir.expr import ZERO, Expr, Less, Mul, Num, Sym, add_terms, as_expr, select
 from symgen.ir.program import ProgramBuilder
-from symgen.model import SymgenError
 
 #: The proposed relative pivot tolerance of semidefinite systems (see the module docs).
 SEMIDEFINITE_TOLERANCE = 1e-10

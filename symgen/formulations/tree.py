@@ -24,11 +24,12 @@ from dataclasses import dataclass, field
 
 import sympy
 
+from symgen.errors import SymgenError
 from symgen.ir.expr import Expr, from_sympy
 from symgen.ir.program import ProgramBuilder
 from symgen.joints import JOINT_TYPES
 from symgen.joints.base import BiasFn, Step
-from symgen.model import JointType, Model, SymgenError
+from symgen.model import JointType, Model
 from symgen.model.scalars import Scalar, parameter_symbol
 from symgen.model.transform import planar_directions
 from symgen.spatial import (

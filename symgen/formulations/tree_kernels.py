@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from symgen.errors import SymgenError
 from symgen.formulations import (
     articulated,
     constrained,
@@ -35,7 +36,7 @@ from symgen.formulations.tree_options import Options, check_frames, default_fram
 from symgen.ir.expr import Expr
 from symgen.ir.program import Program, ProgramBuilder
 from symgen.loops.actuation import actuation, independent_coordinates
-from symgen.model import JointType, Model, SymgenError
+from symgen.model import JointType, Model
 from symgen.registry import Kernel, Output, get, register, register_formulation
 
 FORMULATION = "tree"

@@ -7,9 +7,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from symgen.errors import SymgenError
 from symgen.formulations.kinematics import REFERENCES
 from symgen.formulations.tree import SNAP_TOLERANCE
-from symgen.model import Model, SymgenError
+from symgen.model import Model
 
 PARTITION_CHOICES = ("auto", "always", "never")
 FD_METHODS = ("auto", "aba", "ltdl", "embedded", "multipliers")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from symgen.model import Model, ModelError
+from symgen.errors import ModelError
+from symgen.model import Model
 
 #: Joints to lock: name -> value (a number, the joint's nq numbers, or None for neutral).
 Locks = Mapping[str, float | str | Sequence[float | str] | None]

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.parsers import expat
 
-from symgen.model import ModelError, SourceRef
+from symgen.errors import ModelError, SourceRef
 
 
 @dataclass

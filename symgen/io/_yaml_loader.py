@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from symgen.model import ModelError, SourceRef
+from symgen.errors import ModelError, SourceRef
 
 
 class LineDict(dict):

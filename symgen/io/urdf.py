@@ -13,9 +13,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from symgen.errors import ModelError, SourceRef
 from symgen.io import Locks
 from symgen.io._xml import Node, parse_xml
-from symgen.model import Limits, Model, ModelBuilder, ModelError, SourceRef
+from symgen.model import Limits, Model, ModelBuilder
 from symgen.model.transform import mat_mul, rotation_from_rpy, transpose
 
 #: URDF joint type -> symgen joint type.

@@ -16,10 +16,11 @@ import math
 import reprlib
 from pathlib import Path
 
+from symgen.errors import ModelError, SourceRef
 from symgen.io import Locks
 from symgen.io._expr import ExpressionError, parse_value
 from symgen.io._yaml_loader import LineDict, LineList, load_yaml
-from symgen.model import JointType, Limits, Model, ModelBuilder, ModelError, SourceRef
+from symgen.model import JointType, Limits, Model, ModelBuilder
 from symgen.model.scalars import Scalar
 
 #: Keys of each kind of entry (docs/model-format.md).

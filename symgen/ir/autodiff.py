@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from symgen.errors import SymgenError
 from symgen.ir.expr import (
     ONE,
     ZERO,
@@ -45,7 +46,6 @@ from symgen.ir.expr import (
     sqrt,
 )
 from symgen.ir.program import Program, ProgramBuilder
-from symgen.model import SymgenError
 
 #: A tangent: direction index → derivative (absent directions are zero).
 Tangent = dict[int, Expr]

@@ -19,11 +19,8 @@ and dead-code elimination and counts operations.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cached_property
-
-import numpy as np
 
 from symgen.ir.expr import Elem, Expr, Sym, as_expr, extract_minus_sign, is_atom
 
@@ -76,13 +73,6 @@ class Program:
     def output_specs(self) -> tuple[ArraySpec, ...]:
         return tuple(spec for spec, _ in self.outputs)
 
-    def op_counts(self) -> dict[str, int]:
-        """Operations per kind (``add mul div sqrt trig other total``); see
-        :func:`symgen.ir.optimize.count_ops`."""
-        from symgen.ir.optimize import program_op_counts
-
-        return program_op_counts(self)
-
     def statements(self) -> Iterator[Statement]:
         """The body in order: every temporary's definition, then every output element."""
         for sym, expr in self.assignments:
@@ -97,59 +87,6 @@ class Program:
         for st in self.statements():
             used |= {s.array for s in st.value.symbols() if isinstance(s, Elem)}
         return used
-
-    def lines(self) -> list[str]:
-        """The program as text, one assignment or output element per line."""
-        from symgen.backends.c99.printer import PythonPrinter
-
-        printer = PythonPrinter()
-        out = [f"# {self.name}({', '.join(s.name for s in self.inputs)})"]
-        return out + [printer.statement(st) for st in self.statements()]
-
-    def python_source(self) -> str:
-        """A Python function ``kernel(<inputs>)`` that evaluates the program with ``math``."""
-        from symgen.backends.c99.printer import PythonPrinter
-
-        printer = PythonPrinter()
-        args = ", ".join(spec.name for spec in self.inputs)
-        body = [f"def kernel({args}):"]
-        body += [f"    {spec.name} = [0.0] * {spec.size}" for spec in self.output_specs]
-        body += [f"    {printer.statement(st)}" for st in self.statements()]
-        names = ", ".join(f"{spec.name!r}: {spec.name}" for spec in self.output_specs)
-        body.append(f"    return {{{names}}}")
-        return "\n".join(body) + "\n"
-
-    @cached_property
-    def _python_kernel(self) -> Callable[..., dict[str, list[float]]]:
-        namespace: dict[str, object] = {"math": math}
-        exec(compile(self.python_source(), f"<program {self.name}>", "exec"), namespace)
-        return namespace["kernel"]  # type: ignore[return-value]
-
-    def evaluate(self, **inputs: object) -> dict[str, np.ndarray]:
-        """Evaluate the program in Python (the evaluator that tests the symbolic layer before
-        any C exists). Inputs are array-likes of the declared sizes (any shape with that many
-        elements); outputs come back as float arrays of their declared shapes."""
-        missing = [s.name for s in self.inputs if s.name not in inputs]
-        unknown = sorted(set(inputs) - {s.name for s in self.inputs})
-        if missing or unknown:
-            raise TypeError(
-                f"{self.name}: expected inputs {[s.name for s in self.inputs]}, "
-                f"missing {missing}, unknown {unknown}"
-            )
-        args = []
-        for spec in self.inputs:
-            flat = np.asarray(inputs[spec.name], dtype=float).reshape(-1)
-            if flat.size != spec.size:
-                raise ValueError(
-                    f"{self.name}: input {spec.name} must have {spec.size} elements "
-                    f"(shape {spec.shape}), got {flat.size}"
-                )
-            args.append([float(x) for x in flat])
-        raw = self._python_kernel(*args)
-        return {
-            spec.name: np.array(raw[spec.name], dtype=float).reshape(spec.shape)
-            for spec in self.output_specs
-        }
 
 
 class ProgramBuilder:

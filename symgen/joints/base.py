@@ -128,7 +128,7 @@ class JointKind:
         partition: bool,
     ) -> list[Step]:
         """The joint's motion as one step, or as 1-DOF steps when ``partition``."""
-        from symgen.model import SymgenError
+        from symgen.errors import SymgenError
 
         raise SymgenError(f"joint {joint.name!r}: unsupported joint type {self.type.value!r}")
 

@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from symgen.errors import SymgenError
 from symgen.loops.analysis import _rank, _samples, kept_rows
 from symgen.loops.closure import LoopClosure
-from symgen.model import Model, SymgenError
+from symgen.model import Model
 from symgen.model.elements import JointActuator
 
 

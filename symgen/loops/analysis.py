@@ -30,9 +30,10 @@ from typing import Any
 
 import numpy as np
 
+from symgen.errors import SymgenError
 from symgen.loops.closure import CutJoint, LoopClosure
 from symgen.loops.screws import RANK_TOLERANCE, lie_closure, rank
-from symgen.model import JointType, Model, SymgenError
+from symgen.model import JointType, Model
 from symgen.pivoting import pivot_rows
 from symgen.reference.integrate import integrate, neutral_configuration
 from symgen.reference.spatial import pose_to_inverse_motion_transform, pose_to_motion_transform

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from symgen.errors import SymgenError
 from symgen.loops.screws import complement
-from symgen.model import JointType, Model, SymgenError
+from symgen.model import JointType, Model
 from symgen.reference._numeric import (
     NumericJoint,
     NumericModel,

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
+from symgen.errors import ModelError
 from symgen.loops.analysis import analyse_loops
-from symgen.model import Model, ModelError
+from symgen.model import Model
 from symgen.model.recut import recut
 
 

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from symgen.errors import SymgenError
 from symgen.loops.actuation import Split, _sampled_jacobians, independent_coordinates
-from symgen.model import Model, SymgenError
+from symgen.model import Model
 
 
 @dataclass(frozen=True)

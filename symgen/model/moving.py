@@ -8,7 +8,8 @@ base, hence the hint.
 
 from __future__ import annotations
 
-from symgen.model import Model, ModelError
+from symgen.errors import ModelError
+from symgen.model import Model
 
 
 def require_moving_joint(model: Model) -> None:

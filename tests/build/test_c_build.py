@@ -68,7 +68,7 @@ def test_the_models_cover_every_joint_type():
 
 
 def write(ks: symgen.KernelSet, directory: Path, real: str) -> Path:
-    return ks.write(directory, real=real)[1]
+    return symgen.write_c(ks, directory, real=real)[1]
 
 
 @pytest.mark.parametrize("real", ["double", "float"])

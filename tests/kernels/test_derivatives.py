@@ -27,6 +27,7 @@ from random_models import build, random_spec, random_state
 
 import symgen
 from symgen.formulations.tree_kernels import DERIVATIVE_METHODS
+from symgen.ir.printer import evaluate
 from symgen.robots import robot_urdf
 
 pin = pytest.importorskip("pinocchio")
@@ -48,7 +49,7 @@ def _rel(a, b) -> float:
 @cache
 def tree(seed: int):
     model = build(random_spec(seed))
-    return model, symgen.generate(model, KERNELS).compile(vectorize=None)
+    return model, symgen.compile_kernels(symgen.generate(model, KERNELS), vectorize=None)
 
 
 def differences(lib, model, fn, q, v):
@@ -96,7 +97,7 @@ ROBOTS = [("ur5", False), *(pytest.param(name, floating, marks=pytest.mark.slow)
 @cache
 def robot(name: str, floating: bool):
     model = symgen.load(robot_urdf(name), floating_base=floating, couplings=False)
-    lib = symgen.generate(model, KERNELS[:2]).compile(vectorize=None)
+    lib = symgen.compile_kernels(symgen.generate(model, KERNELS[:2]), vectorize=None)
     return model, lib, Bridge(model, pin_model_from_symgen(model))
 
 
@@ -131,7 +132,7 @@ def test_every_inverse_derivative_method_matches_pinocchio(method):
     program = spec.derive(TreeContext(model), TreeTarget(spec.name, method=method), spec)
     br = Bridge(model, pin_model_from_symgen(model))
     q, v, a, _ = random_state(model, np.random.default_rng(3))
-    got = program.evaluate(q=q, v=v, a=a)
+    got = evaluate(program, q=q, v=v, a=a)
     dq, dv, _ = pin.computeRNEADerivatives(br.pin_model, br.data, br.q_to_pin(q),
                                            br.v_to_pin(v), br.v_to_pin(a))
     assert _rel(got["dtau_dq"], br.matrix_from_pin(dq)) <= PIN_TOLERANCE
@@ -151,7 +152,7 @@ def test_every_forward_derivative_method_matches_pinocchio(method):
     br = Bridge(model, pin_model_from_symgen(model))
     rng = np.random.default_rng(3)
     q, v, _, tau = random_state(model, rng)
-    got = program.evaluate(q=q, v=v, tau=tau)
+    got = evaluate(program, q=q, v=v, tau=tau)
     dq, dv, dtau = pin.computeABADerivatives(br.pin_model, br.data, br.q_to_pin(q),
                                              br.v_to_pin(v), br.v_to_pin(tau))
     dtau = np.triu(dtau) + np.triu(dtau, 1).T
@@ -169,7 +170,7 @@ def test_frame_jacobian_time_derivative_matches_pinocchio(reference):
     options = symgen.Options(jacobian_reference=reference)
     ks = symgen.generate(model, ["frame_jacobian_time_derivative", "frame_jacobian_dot_v"],
                          options)
-    lib = ks.compile(vectorize=None)
+    lib = symgen.compile_kernels(ks, vectorize=None)
     br = Bridge(model, pin_model_from_symgen(model))
     rf = {"local_world_aligned": pin.ReferenceFrame.LOCAL_WORLD_ALIGNED,
           "local": pin.ReferenceFrame.LOCAL, "world": pin.ReferenceFrame.WORLD}[reference]

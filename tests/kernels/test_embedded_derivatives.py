@@ -55,7 +55,7 @@ def load(name: str) -> symgen.Model:
 def built(name: str):
     model = load(name)
     ks = symgen.generate(model, KERNELS)
-    return model, ks, ks.compile(vectorize=None)
+    return model, ks, symgen.compile_kernels(ks, vectorize=None)
 
 
 def manifold_differences(model, lib, ind, fn, q, v_ind):

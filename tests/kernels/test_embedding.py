@@ -54,7 +54,7 @@ def load(name: str) -> symgen.Model:
 def built(name: str, options: symgen.Options | None = None):
     model = load(name)
     ks = symgen.generate(model, KERNELS, options)
-    return model, ks, ks.compile(vectorize=None)
+    return model, ks, symgen.compile_kernels(ks, vectorize=None)
 
 
 @cache
@@ -62,7 +62,7 @@ def natural(name: str):
     model = load(name)
     ks = symgen.generate(model, ["nc_accelerations"], options=NaturalOptions(baumgarte=0.0))
     nm = ks.context.nm
-    return nm, (ks.compile(vectorize=None) if name in COMPILED_NATURAL else None)
+    return nm, (symgen.compile_kernels(ks, vectorize=None) if name in COMPILED_NATURAL else None)
 
 
 @pytest.mark.parametrize("name", [*COMPILED_NATURAL,
@@ -123,8 +123,8 @@ def test_internal_and_terminal_cut_of_one_four_bar():
     assert [(j.name, j.parent, j.child) for j in terminal.joints] == [
         ("crank_joint", "ground", "crank"), ("coupler_joint", "crank", "coupler"),
         ("coupler_rocker", "coupler", "rocker")]
-    libs = [symgen.generate(m, ["embedded_forward_dynamics", "dependent_coordinates",
-                                "loop_constraints"], options).compile(vectorize=None)
+    libs = [symgen.compile_kernels(symgen.generate(m, ["embedded_forward_dynamics", "dependent_coordinates",
+                                "loop_constraints"], options), vectorize=None)
             for m in (internal, terminal)]
     rng = np.random.default_rng(4)
     for _ in range(4):
@@ -158,7 +158,7 @@ def test_geared_rotor_reflects_its_inertia():
     # at q = 0 (as tests/peers/test_couplings.py): the shoulder rotor (J_y 2e-4) turns at
     # 50 q̇_shoulder, the elbow rotor (J_y 1e-4) at q̇_shoulder + 30 q̇_elbow.
     model = symgen.load(EXAMPLES / "geared_arm.yaml")
-    lib = symgen.generate(model, ["embedded_mass_matrix", "mass_matrix"]).compile(
+    lib = symgen.compile_kernels(symgen.generate(model, ["embedded_mass_matrix", "mass_matrix"]),
         vectorize=None)
     m_r = lib.embedded_mass_matrix(np.zeros(model.nq))
     upper = 2.0 * 0.4**2 / 12 + 2.0 * 0.2**2

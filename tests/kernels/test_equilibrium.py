@@ -68,7 +68,7 @@ def test_four_bar_equilibrium_is_stationary_in_potential_energy():
 def test_wrong_number_of_joint_forces_is_a_clear_error():
     import pytest
 
-    from symgen.model import SymgenError
+    from symgen.errors import SymgenError
 
     model = symgen.load(EXAMPLES / "double_pendulum.yaml")
     with pytest.raises(SymgenError, match="tau must have 2 entries"):

@@ -13,6 +13,7 @@ from random_models import parametric_arm, random_model, random_state
 import symgen
 from symgen import reference as ref
 from symgen.formulations.tree import PARTITIONABLE
+from symgen.ir.printer import program_lines
 from symgen.kernels import DEFAULT_KERNELS, KERNELS
 from symgen.model import ModelBuilder
 from symgen.robots import spatial_chain
@@ -50,7 +51,7 @@ def test_parameters_stay_symbolic_in_the_program():
     ks = parametric_kernels()
     program = ks["inverse_dynamics"]
     assert [s.name for s in program.inputs][-1] == "params"
-    text = "\n".join(program.lines())
+    text = "\n".join(program_lines(program))
     assert all(f"params[{i}]" in text for i in range(3))
 
 

@@ -92,7 +92,7 @@ def simulate(model, lib, rows, q, v, step):
 ])
 def test_undamped_simulation_conserves_energy(name, start, moving):
     model = symgen.load(EXAMPLES / f"{name}.yaml")
-    lib = symgen.generate(model, KERNELS).compile(vectorize=None)
+    lib = symgen.compile_kernels(symgen.generate(model, KERNELS), vectorize=None)
     rows = list(analyse_loops(model).rows)
     closure = LoopClosure(model)
     q = closure.assemble(start(model))

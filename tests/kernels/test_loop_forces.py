@@ -127,8 +127,8 @@ def built(path: Path):
         joint = symgen.generate(model, ["constrained_forward_dynamics", "loop_jacobian"])
     natural = symgen.generate(model, ["nc_accelerations"],
                               options=NaturalOptions(baumgarte=0.0))
-    return (model, natural.context.nm, joint, joint.compile(vectorize=None),
-            natural.compile(vectorize=None))
+    return (model, natural.context.nm, joint, symgen.compile_kernels(joint, vectorize=None),
+            symgen.compile_kernels(natural, vectorize=None))
 
 
 def assembled_states(model, lib, keep, seed: int = SEED, samples: int = SAMPLES, speed=1.0):
@@ -183,9 +183,9 @@ def test_actuator_on_a_coupled_joint_reaches_its_master_by_the_ratio():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ks = symgen.generate(model, ["constrained_forward_dynamics"])
-    lib = ks.compile(vectorize=None)
+    lib = symgen.compile_kernels(ks, vectorize=None)
     # the kernel's Q: the same acceleration as τ = Q applied to the model without the element
-    bare_lib = symgen.generate(bare, ["constrained_forward_dynamics"]).compile(vectorize=None)
+    bare_lib = symgen.compile_kernels(symgen.generate(bare, ["constrained_forward_dynamics"]), vectorize=None)
     a, _ = lib.constrained_forward_dynamics(q, np.zeros(model.nv), np.zeros(model.nv))
     a_bare, _ = bare_lib.constrained_forward_dynamics(q, np.zeros(model.nv), expected)
     assert relative_error(a, a_bare) <= 1e-12
@@ -202,7 +202,7 @@ def andrews():
         ks = symgen.generate(model, ["constrained_forward_dynamics",
                                      "constrained_inverse_dynamics", "loop_jacobian"])
     order = [list(model.joint_names).index(n) for n in ANDREWS_JOINTS]
-    return model, ks, ks.compile(vectorize=None), order
+    return model, ks, symgen.compile_kernels(ks, vectorize=None), order
 
 
 def test_andrews_published_initial_accelerations():

@@ -58,7 +58,7 @@ MODELS = {
 def built(name: str):
     model = MODELS[name]()
     ks = symgen.generate(model, [*KERNELS, "constrained_forward_dynamics"])
-    return model, ks, ks.compile(vectorize=None)
+    return model, ks, symgen.compile_kernels(ks, vectorize=None)
 
 
 def _close(a, b, rel):
@@ -167,7 +167,7 @@ def test_loop_assemble_closes_the_loops_near_the_guess(name):
     # (the null space of G at the guess) is of second order, ≤ 10 % of it here
     model = MODELS[name]()
     ks = symgen.generate(model, ["loop_assemble", *KERNELS])
-    lib = ks.compile(vectorize=None)
+    lib = symgen.compile_kernels(ks, vectorize=None)
     analysis = ks.context.loops
     closure = LoopClosure(model)
     rng = np.random.default_rng(5)

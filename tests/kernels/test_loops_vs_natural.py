@@ -57,8 +57,8 @@ def built(name: str):
     joint = symgen.generate(model, ["constrained_forward_dynamics", "loop_jacobian"])
     natural = symgen.generate(model, ["nc_accelerations"],
                               options=NaturalOptions(baumgarte=0.0))
-    return (model, natural.context.nm, joint, joint.compile(vectorize=None),
-            natural.compile(vectorize=None))
+    return (model, natural.context.nm, joint, symgen.compile_kernels(joint, vectorize=None),
+            symgen.compile_kernels(natural, vectorize=None))
 
 
 @cache

@@ -45,7 +45,7 @@ def double_pendulum() -> symgen.Model:
 
 def rk4_trajectory(model, q, v, duration: float, h: float, every: float) -> dict:
     """Joint angles from the generated spatial-operator forward dynamics, classical RK4."""
-    fd = symgen.generate(model, ["forward_dynamics"]).compile().forward_dynamics
+    fd = symgen.compile_kernels(symgen.generate(model, ["forward_dynamics"])).forward_dynamics
     tau = np.zeros(model.nv)
     out = {}
     stride = int(round(every / h))

@@ -23,6 +23,7 @@ from symgen.formulations.natural.solvers import (
     rk4_step,
     trapezoidal_step,
 )
+from symgen.ir.printer import evaluate
 from symgen.natural import NaturalOptions, natural_model
 from symgen.reference.dynamics import forward_dynamics
 
@@ -98,7 +99,7 @@ def test_both_saddle_point_solvers_give_the_lagrange_accelerations(sparse_kkt, m
         q = nm.q0
         qd = consistent_velocities(nm, q, {0: 1.3})
         tau = rng.normal(size=len(nm.actuated))
-        got = program.evaluate(q=q, qd=qd, tau=tau)
+        got = evaluate(program, q=q, qd=qd, tau=tau)
         qdd, lam = lagrange_accelerations(nm, q, qd, 10.0, 10.0, tau=tau)
         assert np.abs(got["qdd"] - qdd).max() <= 1e-10 * np.abs(qdd).max()
         assert np.abs(got["lam"] - lam).max() <= 1e-10 * np.abs(lam).max()

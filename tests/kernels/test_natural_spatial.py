@@ -62,7 +62,7 @@ def test_counts_and_exact_accelerations():
 
 def lie_rk4(model, q, v, duration, h, every):
     """RK4 on the joint manifolds with the generated spatial-operator forward dynamics."""
-    fd = symgen.generate(model, ["forward_dynamics"]).compile().forward_dynamics
+    fd = symgen.compile_kernels(symgen.generate(model, ["forward_dynamics"])).forward_dynamics
     tau = np.zeros(model.nv)
     out, stride = {}, int(round(every / h))
     for k in range(int(round(duration / h))):

@@ -52,7 +52,7 @@ def load(name: str) -> symgen.Model:
 @cache
 def robot(name: str):
     model = load(name)
-    lib = symgen.generate(model, KERNELS).compile(vectorize=None)
+    lib = symgen.compile_kernels(symgen.generate(model, KERNELS), vectorize=None)
     return model, lib, Bridge(model, pin_model_from_symgen(model))
 
 
@@ -96,7 +96,7 @@ def test_base_parameter_count_is_the_rank_of_pinocchios_regressor(name):
 @pytest.mark.parametrize("seed", range(3))
 def test_random_tree_regressor_reproduces_inverse_dynamics(seed):
     model = build(random_spec(seed))
-    lib = symgen.generate(model, ["regressor", "inverse_dynamics"]).compile(vectorize=None)
+    lib = symgen.compile_kernels(symgen.generate(model, ["regressor", "inverse_dynamics"]), vectorize=None)
     pi = inertial_parameters(model)
     armature = np.array([float(x) for x in model.armature])
     rng = np.random.default_rng(2)

@@ -25,9 +25,10 @@ from random_models import build, pin_model_from_spec, random_spec, random_state
 import symgen.reference as ref
 from symgen import generate
 from symgen.apps.verify import random_states, relative_error
+from symgen.errors import ModelError
 from symgen.generate import Options
 from symgen.io import load
-from symgen.model import JointType, ModelBuilder, ModelError
+from symgen.model import JointType, ModelBuilder
 from symgen.peers.pinocchio import Bridge, pin_model_from_symgen
 from symgen.robots import robot_urdf
 
@@ -349,8 +350,8 @@ def test_yaml_bad_armature_names_file_and_line(tmp_path: Path):
 def test_natural_model_rejects_armature():
     """Armature is a joint-space rotor model: the natural-coordinate formulation has no
     counterpart, so building it names the joint instead of silently dropping it."""
+    from symgen.errors import SymgenError
     from symgen.formulations.natural.kernels import natural_model
-    from symgen.model import SymgenError
 
     b = ModelBuilder("arm", root="world")
     b.body("link", mass=1.0, com=(0.5, 0, 0), inertia=(0.01, 0.1, 0.1))

@@ -84,7 +84,7 @@ MODELS = {
 @cache
 def built(name: str):
     model = MODELS[name]()
-    lib = symgen.generate(model, KERNELS).compile(vectorize=None)
+    lib = symgen.compile_kernels(symgen.generate(model, KERNELS), vectorize=None)
     return model, lib
 
 

@@ -14,12 +14,14 @@ from click.testing import CliRunner
 from kernel_checks import TOLERANCE, check_kernel_set
 from random_models import build, builder, random_spec
 
+import symgen
 import symgen.reference as ref
 from symgen import generate
 from symgen.apps.cli import main, parse_locks
 from symgen.apps.verify import random_states, relative_error
+from symgen.errors import ModelError, SymgenError
 from symgen.io import load
-from symgen.model import JointType, ModelBuilder, ModelError, SymgenError
+from symgen.model import JointType, ModelBuilder
 from symgen.peers.pinocchio import Bridge
 from symgen.robots import example_robot_data_dir, robot_urdf
 
@@ -205,7 +207,7 @@ def test_panda_compiled_kernels_match_pinocchio_reduced_model():
     path = str(robot_urdf("panda"))
     model = load(path, lock={"panda_finger_joint1": 0.02})
     ks = generate(model, ["inverse_dynamics", "mass_matrix", "forward_dynamics"])
-    worst = pin_errors(pinocchio_reduced(path, model, False), 20, 2, ks.compile())
+    worst = pin_errors(pinocchio_reduced(path, model, False), 20, 2, symgen.compile_kernels(ks))
     print("panda (fingers locked) vs pinocchio:", worst)
     assert max(worst.values()) < TOLERANCE, worst
 
@@ -232,7 +234,7 @@ def test_romeo_compiled_kernels_match_pinocchio_reduced_model():
     the C compiler)."""
     model = load(romeo_path(), floating_base=True, lock=ROMEO_LOCKS)
     ks = generate(model, ["inverse_dynamics", "mass_matrix", "forward_dynamics"])
-    worst = pin_errors(pinocchio_reduced(romeo_path(), model, True), 20, 3, ks.compile())
+    worst = pin_errors(pinocchio_reduced(romeo_path(), model, True), 20, 3, symgen.compile_kernels(ks))
     print("romeo (hands locked) vs pinocchio:", worst)
     assert max(worst.values()) < TOLERANCE, worst
 

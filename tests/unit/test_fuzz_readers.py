@@ -5,7 +5,7 @@ of up to 4 bodies with random joint types, numbers that are sane, huge, tiny, ne
 not finite, expressions, names with unicode, control characters, ``*/``, C keywords) and
 damaged ones (truncated, with characters inserted or removed, random bytes, deep nesting).
 Each file goes through ``symgen.load``; a model that loads goes through
-``symgen.generate(model, ["mass_matrix", "inverse_dynamics"])`` and ``KernelSet.c_source()``.
+``symgen.generate(model, ["mass_matrix", "inverse_dynamics"])`` and ``symgen.emit_c``.
 Every outcome must be a result or a :class:`symgen.SymgenError`; anything else (another
 exception, a hang past ``TIMEOUT`` seconds, a non-finite literal in the C) is a failure that
 prints the input.
@@ -473,7 +473,7 @@ class Tally:
             stage = "generate"
             kernels = symgen.generate(model, KERNELS)
             stage = "emit"
-            source = kernels.c_source()
+            source = symgen.emit_c(kernels)
             code = source.header + source.source
             literal = _NON_FINITE_LITERAL.search(_strip_comments(code))
             if literal:

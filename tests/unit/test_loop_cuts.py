@@ -21,8 +21,9 @@ from paths import EXAMPLES
 
 import symgen
 from symgen import reference as ref
+from symgen.errors import ModelError
 from symgen.loops import LoopClosure, analyse_loops, minimal_cuts
-from symgen.model import ModelBuilder, ModelError
+from symgen.model import ModelBuilder
 from symgen.model.recut import recut
 
 TOLERANCE = 1e-10

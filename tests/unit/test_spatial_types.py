@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from symgen.ir.expr import Num
+from symgen.ir.printer import evaluate as run_program
 from symgen.ir.program import ProgramBuilder
 from symgen.spatial import (
     ArticulatedInertia,
@@ -57,7 +58,7 @@ def evaluate(build, inputs: dict[str, np.ndarray], size: int) -> np.ndarray:
     b = ProgramBuilder("t")
     syms = {name: b.input(name, value.size) for name, value in inputs.items()}
     b.output("out", size, list(build(b, syms)))
-    return b.build().evaluate(**inputs)["out"]
+    return run_program(b.build(), **inputs)["out"]
 
 
 @pytest.fixture

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from model_files import line_of, write
 
+from symgen.errors import ModelError
 from symgen.io import load
 from symgen.io.urdf import read_urdf
-from symgen.model import JointType, ModelError
+from symgen.model import JointType
 from symgen.robots import robot_urdf
 
 

@@ -8,8 +8,9 @@ import pytest
 import sympy
 from model_files import line_of, write
 
+from symgen.errors import ModelError, SourceRef
 from symgen.io import load
-from symgen.model import ModelBuilder, ModelError, SourceRef
+from symgen.model import ModelBuilder
 
 BOX = (0.1, 0.1, 0.1)
 HERE = SourceRef("model.py", 7)

@@ -24,12 +24,14 @@ import jinja2
 
 from symgen.backends.c99.printer import CPrinter
 from symgen.cnames import c_comment_text, c_identifier, c_name_text, check_prefix, default_prefix
+from symgen.errors import SymgenError
 from symgen.formulations.tree_kernels import INPUT_DOCS
 from symgen.generate import KernelSet
 from symgen.ir import splitting
+from symgen.ir.counts import op_counts
 from symgen.ir.expr import Elem
+from symgen.ir.printer import program_lines
 from symgen.ir.program import ArraySpec, Program
-from symgen.model import SymgenError
 from symgen.model.scalars import scalar_text
 from symgen.registry import all_kernels
 from symgen.version import __version__
@@ -125,7 +127,7 @@ def _argument(direction: str, spec: ArraySpec, doc: str) -> dict:
 
 
 def ops_text(program: Program) -> str:
-    c = program.op_counts()
+    c = op_counts(program)
     parts = [f"{c[k]} {k}" for k in ("add", "mul", "div", "sqrt", "trig", "other") if c[k]]
     return f"{c['total']} ({', '.join(parts) or 'none'})"
 
@@ -260,7 +262,7 @@ def content_hash(ks: KernelSet, prefix: str, real: str) -> str:
     h.update(repr(dataclasses.astuple(ks.options)).encode())
     for name, program in ks.programs.items():
         h.update(name.encode())
-        h.update("\n".join(program.lines()).encode())
+        h.update("\n".join(program_lines(program)).encode())
     return h.hexdigest()
 
 
@@ -334,6 +336,13 @@ def partition(sizes: Sequence[int], count: int) -> list[list[int]]:
         groups[lightest].append(i)
         load[lightest] += sizes[i]
     return [sorted(g) for g in groups if g]
+
+
+def write_c(ks: KernelSet, directory: str | Path, real: str = "double",
+            prefix: str | None = None) -> list[Path]:
+    """Write ``<prefix>.h`` and ``<prefix>.c`` of ``ks`` (:func:`emit_c`) into ``directory``,
+    together or not at all; returns the paths."""
+    return emit_c(ks, prefix=prefix, real=real).write(directory)
 
 
 def emit_c(ks: KernelSet, prefix: str | None = None, real: str = "double",

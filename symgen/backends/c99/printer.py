@@ -1,5 +1,5 @@
-"""Print :mod:`symgen.ir.expr` expressions and :mod:`symgen.ir.program` statements as Python or C
-source.
+"""The C99 printer: :mod:`symgen.ir.expr` expressions and :mod:`symgen.ir.program` statements
+as C source (the expression printing itself is :class:`symgen.ir.printer.Printer`).
 
 A printer decides the layout of array elements (:meth:`Printer.element`: ``q[3]`` here; a
 vectorised printer loads a lane instead) and the spelling of each statement
@@ -20,10 +20,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from symgen.ir.expr import Add, Call, Elem, Expr, Less, Mul, Num, Select, Sym
-from symgen.ir.program import ArraySpec, Assign, Program, Statement, Store
+from symgen.errors import SymgenError
+from symgen.ir.expr import Expr, Num
+from symgen.ir.printer import Printer
+from symgen.ir.program import ArraySpec, Assign, Program, Store
 from symgen.ir.splitting import Part
-from symgen.model import SymgenError
 
 #: An output with at least this many elements equal to the constant +0 is cleared by one loop
 #: before its other elements are stored (C printer). Thousands of constant stores (the dense
@@ -33,116 +34,9 @@ from symgen.model import SymgenError
 ZERO_FILL_MIN = 256
 
 
-class Printer:
-    """Expression printer; subclasses pick the language details."""
-
-    def number(self, value: float) -> str:
-        return repr(value)
-
-    def function(self, name: str) -> str:
-        return name
-
-    def select(self, cond: str, then: str, other: str) -> str:
-        raise NotImplementedError
-
-    #: Spellings of temporaries other than their names (a part's reads of the work array).
-    names: dict[Sym, str] | None = None
-
-    def __call__(self, e: Expr) -> str:
-        return self.expr(e)
-
-    def element(self, array: str, index: int) -> str:
-        """Element ``index`` (flattened row-major) of array ``array``."""
-        return f"{array}[{index}]"
-
-    def define(self, target: str, value: str) -> str:
-        """The definition of a temporary."""
-        return f"{target} = {value}"
-
-    def store(self, target: str, value: str) -> str:
-        """The store of an output element."""
-        return f"{target} = {value}"
-
-    def statement(self, st: Statement) -> str:
-        """One statement of a program body."""
-        if isinstance(st, Assign):
-            return self.define(self.expr(st.target), self.expr(st.value))
-        if isinstance(st, Store):
-            return self.store(self.element(st.array.name, st.index), self.expr(st.value))
-        raise TypeError(f"cannot print {type(st).__name__}")
-
-    def body(self, program: Program) -> list[str]:
-        """The statements of ``program``'s body, in order."""
-        return [self.statement(st) for st in program.statements()]
-
-    def expr(self, e: Expr) -> str:
-        if isinstance(e, Num):
-            return self.number(e.value)
-        if isinstance(e, Elem):
-            return self.element(e.array, e.index)
-        if isinstance(e, Sym):
-            return self.names.get(e, e.name) if self.names else e.name
-        if isinstance(e, Add):
-            return self._add(e)
-        if isinstance(e, Mul):
-            return self._mul(e)
-        if isinstance(e, Call):
-            return f"{self.function(e.fn)}({', '.join(self.expr(a) for a in e.args)})"
-        if isinstance(e, Less):
-            return f"{self._factor(e.lhs)} < {self._factor(e.rhs)}"
-        if isinstance(e, Select):
-            return self.select(self.expr(e.cond), self.expr(e.then), self.expr(e.other))
-        raise TypeError(f"cannot print {type(e).__name__}")
-
-    def _factor(self, e: Expr) -> str:
-        """An operand of a product or comparison: sums, conditionals and negative values
-        get parentheses."""
-        text = self.expr(e)
-        negative = (isinstance(e, Mul) and e.coeff < 0) or (isinstance(e, Num) and e.value < 0)
-        if isinstance(e, Add | Select | Less) or negative:
-            return f"({text})"
-        return text
-
-    def _add(self, e: Add) -> str:
-        parts: list[str] = []
-        for base, c in e.terms:
-            body = self._factor(base)
-            if abs(c) != 1.0:
-                body = f"{self.number(abs(c))}*{body}"
-            sign = "-" if c < 0 else "+"
-            parts.append(f"{sign} {body}")
-        if e.const != 0.0:
-            parts.append(f"{'-' if e.const < 0 else '+'} {self.number(abs(e.const))}")
-        text = " ".join(parts)
-        if text.startswith("+ "):
-            return text[2:]
-        return "-" + text[2:]
-
-    def _mul(self, e: Mul) -> str:
-        num: list[str] = []
-        den: list[str] = []
-        for base, exp in e.factors:
-            text = self._factor(base)
-            (num if exp > 0 else den).extend([text] * abs(exp))
-        coeff = e.coeff
-        if abs(coeff) != 1.0 or not num:
-            num.insert(0, self.number(abs(coeff)))
-        text = "*".join(num)
-        if den:
-            text += "/" + (den[0] if len(den) == 1 else "(" + "*".join(den) + ")")
-        return ("-" if coeff < 0 else "") + text
-
-
 def _positive_zero(e: Expr) -> bool:
     return isinstance(e, Num) and e.value == 0.0 and math.copysign(1.0, e.value) > 0
 
-
-class PythonPrinter(Printer):
-    def function(self, name: str) -> str:
-        return f"math.{name}"
-
-    def select(self, cond: str, then: str, other: str) -> str:
-        return f"({then} if {cond} else {other})"
 
 
 class CPrinter(Printer):
@@ -263,4 +157,4 @@ class CPrinter(Printer):
         return f"(({cond}) ? {then} : {other})"
 
 
-__all__ = ["CPrinter", "Printer", "PythonPrinter"]
+__all__ = ["ZERO_FILL_MIN", "CPrinter"]

@@ -54,11 +54,12 @@ from symgen.backends.c99.emit import (
 from symgen.backends.c99.printer import CPrinter
 from symgen.backends.simd.transpose import block_helpers, is_power_of_two, store_calls
 from symgen.cnames import check_prefix, default_prefix
+from symgen.errors import SymgenError
 from symgen.generate import KernelSet
 from symgen.ir import splitting
+from symgen.ir.counts import op_counts
 from symgen.ir.expr import Call, Expr, Less, Num, Select
 from symgen.ir.program import ArraySpec, Assign, Program, Statement, Store
-from symgen.model import SymgenError
 from symgen.registry import Kernel, all_kernels
 
 #: Templates of this backend (layout only; everything is decided here).
@@ -239,7 +240,7 @@ def _scalar_loop_reason(program: Program, kernel: Kernel | None) -> str | None:
                 "printed in parts (symgen.ir.splitting), and lane code of this size would take "
                 "the compiler minutes")
     stores = sum(spec.size for spec in program.output_specs)
-    if program.op_counts()["total"] < stores:
+    if op_counts(program)["total"] < stores:
         return "stores more elements than it computes operations"
     return None
 

@@ -25,7 +25,7 @@ import tempfile
 from dataclasses import dataclass
 from functools import cache
 
-from symgen.model import SymgenError
+from symgen.errors import SymgenError
 
 #: Optimisation and language flags of every simd build (the scalar builder's default is
 #: ``-O2 -std=c99`` too).

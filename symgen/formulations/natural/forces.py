@@ -23,9 +23,10 @@ from collections.abc import Sequence
 import numpy as np
 import sympy
 
+from symgen.errors import SymgenError
 from symgen.formulations.natural.model import NaturalModel, spring_forces
 from symgen.ir.expr import Elem, Expr
-from symgen.model import Model, SymgenError
+from symgen.model import Model
 from symgen.model.elements import ForceElement, JointActuator, JointSpring, PointSpring
 from symgen.model.force_elements import describe, labelled_values
 from symgen.model.scalars import Scalar, free_parameter_names, is_symbolic

@@ -643,9 +643,9 @@ def natural_model(model, springs: Sequence[Spring] = ()) -> NaturalModel:
     """The natural-coordinate model of ``model``: planar modelling for ``plane: xy``
     models, spatial otherwise, with the model's force elements (:mod:`.forces`);
     ``springs``: further linear spring-dampers between body points."""
+    from symgen.errors import SymgenError
     from symgen.formulations.natural.planar import planar_model
     from symgen.formulations.natural.spatial import spatial_model
-    from symgen.model import SymgenError
     from symgen.model.elements import PointSpring
 
     if model.coupled:

@@ -20,6 +20,7 @@ import sympy
 
 from symgen.formulations.natural.derivatives import gradient, sparse_gradient
 from symgen.formulations.natural.evaluate import Unsupported, jacobian_at, value_and_gradient
+from symgen.ir.printer import evaluate
 
 
 def _dot(a: Sequence[sympy.Expr], b: Sequence[sympy.Expr]) -> sympy.Expr:
@@ -211,7 +212,7 @@ class NaturalModel:
         p = self.force_parameter_defaults if params is None else params
         p = np.asarray(p, float).reshape(-1)
         if p.size != len(self.force_parameters):
-            from symgen.model import SymgenError
+            from symgen.errors import SymgenError
 
             raise SymgenError(f"{self.name}: params needs {len(self.force_parameters)} values "
                               f"({', '.join(self.force_parameters) or 'none'}), got {p.size}")
@@ -341,7 +342,7 @@ def check_inertia(nm: NaturalModel, modeller) -> None:
     inertialess_motions`): the equations of motion do not determine that motion in any
     formulation. The bodies named are those whose pose changes along such a motion (each is
     massless, or has no rotational inertia about the axis it turns about)."""
-    from symgen.model import SymgenError
+    from symgen.errors import SymgenError
 
     free = nm.inertialess_motions(nm.q0) if nm.q0 is not None else np.zeros((nm.n, 0))
     if free.shape[1] == 0:
@@ -389,7 +390,7 @@ def tree_poses(model, joint_q: np.ndarray) -> dict[str, np.ndarray]:
     inputs = {"q": joint_q}
     if model.parameters:
         inputs["params"] = [p.default for p in model.parameters]
-    rows = program.evaluate(**inputs)["poses"]
+    rows = evaluate(program, **inputs)["poses"]
     out = {model.root: np.eye(4)}
     for name, pose in zip(names, rows, strict=True):
         out[name] = np.vstack([pose, [0.0, 0.0, 0.0, 1.0]])
@@ -403,7 +404,7 @@ def tree_jacobian(model, joint_q: np.ndarray, frame: str) -> np.ndarray:
     inputs = {"q": joint_q}
     if model.parameters:
         inputs["params"] = [p.default for p in model.parameters]
-    return program.evaluate(**inputs)["J"]
+    return evaluate(program, **inputs)["J"]
 
 
 def assembly_poses(model) -> dict[str, np.ndarray]:

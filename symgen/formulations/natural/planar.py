@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy
 
+from symgen.errors import SymgenError
 from symgen.formulations.natural.model import (
     JointCoordinate,
     NaturalModel,
@@ -46,7 +47,7 @@ from symgen.formulations.natural.model import (
     tree_poses,
 )
 from symgen.formulations.natural.pins import RELATIVE_TOLERANCE, model_size, pin_groups
-from symgen.model import Model, SymgenError
+from symgen.model import Model
 
 
 @dataclass

@@ -51,7 +51,7 @@ class NaturalFormulation:
 
     def check_options(self, options: Any) -> None:
         if not isinstance(options, nk.NaturalOptions):
-            from symgen.model import SymgenError
+            from symgen.errors import SymgenError
 
             raise SymgenError("natural-coordinate kernels take NaturalOptions, got "
                               f"{type(options).__name__}")

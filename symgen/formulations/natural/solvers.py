@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from symgen.errors import SymgenError
 from symgen.formulations.natural.model import NaturalModel
-from symgen.model import SymgenError
 
 Array = np.ndarray
 

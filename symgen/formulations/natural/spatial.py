@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy
 
+from symgen.errors import SymgenError
 from symgen.formulations.natural.model import (
     JointCoordinate,
     NaturalModel,
@@ -47,7 +48,7 @@ from symgen.formulations.natural.model import (
     tree_poses,
 )
 from symgen.formulations.natural.pins import RELATIVE_TOLERANCE, axis_groups, model_size, pin_groups
-from symgen.model import Model, SymgenError
+from symgen.model import Model
 
 
 @dataclass
