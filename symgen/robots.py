@@ -7,7 +7,8 @@ import sysconfig
 from pathlib import Path
 
 from symgen.errors import SymgenError
-from symgen.model import Model, ModelBuilder
+from symgen.io.builder import ModelBuilder
+from symgen.model import Model
 
 #: Short names of the robots the tests and examples use, and their URDF path in the package.
 KNOWN_ROBOTS = {

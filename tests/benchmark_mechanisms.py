@@ -27,7 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from symgen.model import Model, ModelBuilder
+from symgen.io.builder import ModelBuilder
+from symgen.model import Model
 
 Array = np.ndarray
 

@@ -23,7 +23,8 @@ import math
 
 import numpy as np
 
-from symgen.model import Model, ModelBuilder
+from symgen.io.builder import ModelBuilder
+from symgen.model import Model
 
 
 def _unit(v) -> tuple[float, ...]:

@@ -1,11 +1,12 @@
-"""Closed-loop mechanisms built with :class:`symgen.model.ModelBuilder`, shared by the tests
+"""Closed-loop mechanisms built with :class:`symgen.ModelBuilder`, shared by the tests
 of the natural-coordinate formulation (each builder documents its geometry and tree)."""
 
 from __future__ import annotations
 
 import math
 
-from symgen.model import Model, ModelBuilder
+from symgen.io.builder import ModelBuilder
+from symgen.model import Model
 
 #: Gravity of the builders (m/s², along −y).
 G = 9.81

@@ -1,4 +1,4 @@
-"""Random tree models built with :class:`symgen.model.ModelBuilder`, for cross-checks.
+"""Random tree models built with :class:`symgen.ModelBuilder`, for cross-checks.
 
 Every joint type appears (fixed joints get merged by the builder), with random branching,
 random placements (xyz, rpy), random non-axis-aligned axes, physically valid random inertias
@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from symgen.model import JointType, Model, ModelBuilder
+from symgen.io.builder import ModelBuilder
+from symgen.model import JointType, Model
 
 if TYPE_CHECKING:
     import pinocchio as pin

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from symgen.errors import ModelError
+from symgen.io.builder import Locks
+from symgen.io.urdf import read_urdf
+from symgen.io.yaml_format import read_yaml
 from symgen.model import Model
-
-#: Joints to lock: name -> value (a number, the joint's nq numbers, or None for neutral).
-Locks = Mapping[str, float | str | Sequence[float | str] | None]
 
 
 def load(path: str | Path, floating_base: bool = False, lock: Locks | None = None,
@@ -19,7 +18,7 @@ def load(path: str | Path, floating_base: bool = False, lock: Locks | None = Non
     ``floating_base=True`` attaches the file's root body to the world by a free joint
     (named ``root_joint``), as URDFs of legged and humanoid robots expect. ``lock`` holds
     joints at given values (None: the neutral value) and lumps what they carry, as
-    Pinocchio's ``buildReducedModel``; see :meth:`symgen.model.ModelBuilder.lock`.
+    Pinocchio's ``buildReducedModel``; see :meth:`symgen.ModelBuilder.lock`.
     ``couplings=False`` drops the file's gear and mimic couplings (every joint keeps its
     own coordinate, as Pinocchio's ``buildModelFromUrdf`` with ``mimic=False``); by default
     they are imposed (:mod:`symgen.model.couplings`).
@@ -29,9 +28,9 @@ def load(path: str | Path, floating_base: bool = False, lock: Locks | None = Non
         raise ModelError(f"{p}: no such model file")
     suffix = p.suffix.lower()
     if suffix == ".urdf":
-        from symgen.io.urdf import read_urdf as read
+        read = read_urdf
     elif suffix in (".yaml", ".yml"):
-        from symgen.io.yaml_format import read_yaml as read
+        read = read_yaml
     else:
         raise ModelError(f"{p}: unknown model format {suffix!r} (expected .urdf, .yaml or .yml)")
     model = read(p, floating_base=floating_base, lock=lock)

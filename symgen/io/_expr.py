@@ -10,7 +10,7 @@ nested operations (a sum of n terms is n levels deep), so that neither Python's 
 walk can exhaust the stack. Every constant sub-expression must be a finite real number (the
 result of ``sqrt(-1)``, ``1/0`` or ``1e300**2`` is an error where it appears); sub-expressions
 that depend on parameters are checked at the parameters' defaults by
-:meth:`symgen.model.ModelBuilder.build`.
+:meth:`symgen.ModelBuilder.build`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""URDF reader: turns a ``.urdf`` file into :class:`symgen.model.ModelBuilder` calls.
+"""URDF reader: turns a ``.urdf`` file into :class:`symgen.ModelBuilder` calls.
 
 Supported subset (docs/model-format.md): ``<robot name>``; ``<link>`` with an optional
 ``<inertial>`` (``<origin xyz rpy>``, ``<mass value>``, ``<inertia ixx ixy ixz iyy iyz izz>``);
@@ -14,9 +14,9 @@ import math
 from pathlib import Path
 
 from symgen.errors import ModelError, SourceRef
-from symgen.io import Locks
 from symgen.io._xml import Node, parse_xml
-from symgen.model import Limits, Model, ModelBuilder
+from symgen.io.builder import Locks, ModelBuilder
+from symgen.model import Limits, Model
 from symgen.model.transform import mat_mul, rotation_from_rpy, transpose
 
 #: URDF joint type -> symgen joint type.

@@ -5,7 +5,7 @@ parameters (any numeric value may be ``"$name"`` or an arithmetic expression of 
 planar mechanisms with a 2-D shorthand, every symgen joint type, gear couplings, springs,
 dampers and joint actuators. The reader
 only reads: it checks the shape of the file (unknown keys, wrong types), turns it into
-:class:`symgen.model.ModelBuilder` calls with the file:line of every element, and lets
+:class:`symgen.ModelBuilder` calls with the file:line of every element, and lets
 :meth:`ModelBuilder.build` validate the physics.
 """
 
@@ -17,10 +17,10 @@ import reprlib
 from pathlib import Path
 
 from symgen.errors import ModelError, SourceRef
-from symgen.io import Locks
 from symgen.io._expr import ExpressionError, parse_value
 from symgen.io._yaml_loader import LineDict, LineList, load_yaml
-from symgen.model import JointType, Limits, Model, ModelBuilder
+from symgen.io.builder import Locks, ModelBuilder
+from symgen.model import JointType, Limits, Model
 from symgen.model.scalars import Scalar
 
 #: Keys of each kind of entry (docs/model-format.md).
@@ -508,7 +508,7 @@ class _YamlReader:
                     raise self.fail(
                         f"{what}: {key!r} does not apply to a {jtype.value} joint", d.line_of(key)
                     )
-        along_plane = jtype is not None and jtype.kind.plane_axis == "in-plane"
+        along_plane = jtype is not None and jtype.layout.plane_axis == "in-plane"
         in_plane_default = (1.0, 0.0, 0.0) if along_plane else (0.0, 0.0, 1.0)
         axis = self.vector(
             d,

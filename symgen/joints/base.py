@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     import numpy as np
     import sympy
 
-    from symgen.model import Joint, JointType, Transform
+    from symgen.model import Joint, JointType
+    from symgen.model.joint_types import JointLayout
     from symgen.model.scalars import Scalar
 
 BiasFn = Callable[[ProgramBuilder, Sequence[Expr]], Vec6]
@@ -80,26 +81,15 @@ class JointKind:
     """Everything symgen's symbolic side knows of one joint type (one subclass per type,
     registered in :data:`symgen.joints.JOINT_TYPES`).
 
-    Data: ``nq``/``nv`` and the names of the q entries (docs/conventions.md), which model
-    values the type reads (``uses_axis``, ``uses_axis2``, ``uses_pitch``), its neutral
-    configuration, whether its last four q entries are a unit quaternion, whether
-    partitioning splits it (and whether its sub-hinge frames coincide, so that their
-    Coriolis terms use the velocity the joint's parent carries in), how it may sit in a
-    planar (xy) mechanism (``plane_axis``: "normal" — axis along z, "in-plane" — axis in
-    the xy plane, "any", None — not allowed) and its natural-coordinate pairs.
+    Data: its coordinate layout (``layout``: nq, nv, names, quaternion, ... declared with
+    the model's :class:`~symgen.model.joint_types.JointType`), whether partitioning splits
+    it (and whether its sub-hinge frames coincide, so that their Coriolis terms use the
+    velocity the joint's parent carries in) and its natural-coordinate pairs.
     """
 
     type: ClassVar[JointType]
-    nq: ClassVar[int]
-    nv: ClassVar[int]
-    coordinate_names: ClassVar[tuple[str, ...]] = ("",)
-    uses_axis: ClassVar[bool] = True
-    uses_axis2: ClassVar[bool] = False
-    uses_pitch: ClassVar[bool] = False
-    quaternion: ClassVar[bool] = False
     partitionable: ClassVar[bool] = False
     coincident_subframes: ClassVar[bool] = False
-    plane_axis: ClassVar[str | None] = None
     #: Planar natural coordinates (García de Jalón & Bayo 1994, §2.1.3): "revolute" — a
     #: shared point; "prismatic" — a point on each body and two equations; None: unsupported.
     natural_planar: ClassVar[str | None] = None
@@ -112,11 +102,17 @@ class JointKind:
     natural_pin: ClassVar[str | None] = None
 
     @property
-    def neutral(self) -> tuple[float, ...]:
-        """The neutral configuration: zeros, the identity quaternion (0, 0, 0, 1) last."""
-        if self.quaternion:
-            return (0.0,) * (self.nq - 4) + (0.0, 0.0, 0.0, 1.0)
-        return (0.0,) * self.nq
+    def layout(self) -> JointLayout:
+        """The type's coordinates (:data:`symgen.model.joint_types.LAYOUTS`)."""
+        return self.type.layout
+
+    @property
+    def nq(self) -> int:
+        return self.type.layout.nq
+
+    @property
+    def nv(self) -> int:
+        return self.type.layout.nv
 
     # ------------------------------------------------------------------ hinge tree
     def steps(
@@ -131,13 +127,6 @@ class JointKind:
         from symgen.errors import SymgenError
 
         raise SymgenError(f"joint {joint.name!r}: unsupported joint type {self.type.value!r}")
-
-    def motion(self, joint: Joint, q: Sequence) -> Transform:
-        """``X_J(q)`` on model scalars: the pose of the child frame in the joint frame
-        (docs/conventions.md, joint table; unit axes). Identity for no coordinates."""
-        from symgen.model import Transform
-
-        return Transform()
 
     # ------------------------------------------------------------------ integration
     def integrate(self, b: ProgramBuilder, qj: Sequence[Expr], step: Sequence[Expr]) -> list[Expr]:

@@ -5,15 +5,12 @@ from __future__ import annotations
 
 from symgen.joints._natural import on_axis_equations, slide_entities
 from symgen.joints.base import JointKind, Step, angular, linear, revolute_rotation
-from symgen.joints.motion import along, rotation_about
-from symgen.model import JointType, Transform
+from symgen.model import JointType
 from symgen.spatial import IDENTITY3, ZERO3, emit_vec, scale, vec3
 
 
 class Cylindrical(JointKind):
     type = JointType.CYLINDRICAL
-    nq = nv = 2
-    coordinate_names = ("d", "theta")
     partitionable = True
     natural_spatial = True
 
@@ -27,9 +24,6 @@ class Cylindrical(JointKind):
             ]
         rot = revolute_rotation(b, a, qj[1])
         return [Step(rot, slide, [linear(a), angular(a)], [0, 1])]
-
-    def motion(self, joint, q):
-        return Transform(rotation_about(joint.axis, q[1]), along(joint.axis, q[0]))
 
     def natural_entities(self, m, joint, info, point, axis, jrot):
         slide_entities(m, joint.name, info, point, axis)

@@ -9,10 +9,6 @@ from symgen.model import JointType
 
 class Fixed(JointKind):
     type = JointType.FIXED
-    nq = nv = 0
-    coordinate_names = ()
-    uses_axis = False
-    plane_axis = "any"
 
 
 __all__ = ["Fixed"]

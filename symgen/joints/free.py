@@ -8,9 +8,7 @@ from __future__ import annotations
 from symgen.ir.expr import cos, sin
 from symgen.joints.base import JointKind, Step, unit6
 from symgen.joints.exponential import quaternion_product, rotation_step, select_small
-from symgen.joints.motion import quaternion_rotation as scalar_quaternion_rotation
-from symgen.model import JointType, Transform
-from symgen.model.transform import vec3
+from symgen.model import JointType
 from symgen.spatial import (
     IDENTITY3,
     ZERO3,
@@ -27,10 +25,6 @@ from symgen.spatial import (
 
 class Free(JointKind):
     type = JointType.FREE
-    nq, nv = 7, 6
-    coordinate_names = ("x", "y", "z", "qx", "qy", "qz", "qw")
-    uses_axis = False
-    quaternion = True
     partitionable = True
     coincident_subframes = True
     natural_spatial = True
@@ -45,9 +39,6 @@ class Free(JointKind):
                 for i in range(6)
             ]
         return [Step(rot, p, cols, list(range(6)))]
-
-    def motion(self, joint, q):
-        return Transform(scalar_quaternion_rotation(*q[3:]), vec3(q[:3]))
 
     def integrate(self, b, qj, step):
         """Translation p + R V(ω) v with V(w) = 1 + c1 w× + c2 (w×)²."""

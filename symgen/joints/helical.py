@@ -4,15 +4,12 @@ S = [a; h a] (Featherstone 2008, Table 4.1; h = pitch in metres per radian)."""
 from __future__ import annotations
 
 from symgen.joints.base import JointKind, Step, revolute_rotation
-from symgen.joints.motion import along, rotation_about
-from symgen.model import JointType, Transform
+from symgen.model import JointType
 from symgen.spatial import emit_vec, scale, vec3, vec6
 
 
 class Helical(JointKind):
     type = JointType.HELICAL
-    nq = nv = 1
-    uses_pitch = True
 
     def steps(self, b, k, joint, qj, partition):
         a = k.unit_vec(joint.axis)
@@ -21,9 +18,6 @@ class Helical(JointKind):
         p = vec3(emit_vec(b, scale(b.emit(pitch * qj[0]), a)))
         return [Step(revolute_rotation(b, a, qj[0]), p, [s_col], [0])]
 
-    def motion(self, joint, q):
-        a = joint.axis
-        return Transform(rotation_about(a, q[0]), along(a, joint.pitch * q[0]))
 
 
 __all__ = ["Helical"]

@@ -11,19 +11,14 @@ from collections.abc import Sequence
 from symgen.ir.expr import Expr
 from symgen.ir.program import ProgramBuilder
 from symgen.joints.base import JointKind, Step, angular, linear, revolute_rotation
-from symgen.joints.motion import rotation_about
-from symgen.model import JointType, Transform
+from symgen.model import JointType
 from symgen.model.transform import planar_directions
-from symgen.model.transform import vec3 as scalar_vec3
 from symgen.spatial import IDENTITY3, ZERO3, Vec6, add, cross, emit_vec, mat_t_vec, scale, vec3
 
 
 class Planar(JointKind):
     type = JointType.PLANAR
-    nq = nv = 3
-    coordinate_names = ("x", "y", "theta")
     partitionable = True
-    plane_axis = "normal"
     natural_spatial = True
 
     def steps(self, b, k, joint, qj, partition):
@@ -46,11 +41,6 @@ class Planar(JointKind):
 
         cols = [linear(d1), linear(d2), angular(a)]
         return [Step(rot, p, cols, [0, 1, 2], bias)]
-
-    def motion(self, joint, q):
-        e1, e2 = planar_directions(joint.axis)
-        p = scalar_vec3([q[0] * u + q[1] * w for u, w in zip(e1, e2, strict=True)])
-        return Transform(rotation_about(joint.axis, q[2]), p)
 
     def natural_entities(self, m, joint, info, point, axis, jrot):
         """The normal is shared; each body carries its own point."""

@@ -5,15 +5,12 @@ from __future__ import annotations
 
 from symgen.joints._natural import on_axis_equations, slide_entities
 from symgen.joints.base import JointKind, Step, linear
-from symgen.joints.motion import along
-from symgen.model import JointType, Transform
+from symgen.model import JointType
 from symgen.spatial import IDENTITY3, emit_vec, scale, vec3
 
 
 class Prismatic(JointKind):
     type = JointType.PRISMATIC
-    nq = nv = 1
-    plane_axis = "in-plane"
     natural_planar = "prismatic"
     natural_spatial = True
 
@@ -21,9 +18,6 @@ class Prismatic(JointKind):
         a = k.unit_vec(joint.axis)
         p = vec3(emit_vec(b, scale(qj[0], a)))
         return [Step(IDENTITY3, p, [linear(a)], [0])]
-
-    def motion(self, joint, q):
-        return Transform(translation=along(joint.axis, q[0]))
 
     def natural_entities(self, m, joint, info, point, axis, jrot):
         slide_entities(m, joint.name, info, point, axis)

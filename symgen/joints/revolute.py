@@ -5,15 +5,12 @@ from __future__ import annotations
 
 from symgen.joints._natural import perpendiculars
 from symgen.joints.base import JointKind, Step, angular, revolute_rotation
-from symgen.joints.motion import rotation_about
-from symgen.model import JointType, Transform
+from symgen.model import JointType
 from symgen.spatial import ZERO3
 
 
 class Revolute(JointKind):
     type = JointType.REVOLUTE
-    nq = nv = 1
-    plane_axis = "normal"
     natural_planar = "revolute"
     natural_spatial = True
     natural_pin = "axis"
@@ -21,9 +18,6 @@ class Revolute(JointKind):
     def steps(self, b, k, joint, qj, partition):
         a = k.unit_vec(joint.axis)
         return [Step(revolute_rotation(b, a, qj[0]), ZERO3, [angular(a)], [0])]
-
-    def motion(self, joint, q):
-        return Transform(rotation_about(joint.axis, q[0]))
 
     def natural_entities(self, m, joint, info, point, axis, jrot):
         """The joint point and the axis vector are shared (with the other revolute joints

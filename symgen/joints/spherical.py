@@ -6,17 +6,12 @@ from __future__ import annotations
 
 from symgen.joints.base import JointKind, Step, unit6
 from symgen.joints.exponential import quaternion_product, rotation_step
-from symgen.joints.motion import quaternion_rotation as scalar_quaternion_rotation
-from symgen.model import JointType, Transform
+from symgen.model import JointType
 from symgen.spatial import IDENTITY3, ZERO3, emit_mat, mat3, quaternion_rotation
 
 
 class Spherical(JointKind):
     type = JointType.SPHERICAL
-    nq, nv = 4, 3
-    coordinate_names = ("qx", "qy", "qz", "qw")
-    uses_axis = False
-    quaternion = True
     partitionable = True
     coincident_subframes = True
     natural_spatial = True
@@ -28,9 +23,6 @@ class Spherical(JointKind):
         if partition:
             return [Step(rot if i == 0 else IDENTITY3, ZERO3, [cols[i]], [i]) for i in range(3)]
         return [Step(rot, ZERO3, cols, [0, 1, 2])]
-
-    def motion(self, joint, q):
-        return Transform(scalar_quaternion_rotation(*q))
 
     def integrate(self, b, qj, step):
         dq, _, _ = rotation_step(b, step)

@@ -12,17 +12,12 @@ import numpy as np
 from symgen.ir.expr import Expr
 from symgen.ir.program import ProgramBuilder
 from symgen.joints.base import JointKind, Step, angular, revolute_rotation
-from symgen.joints.motion import rotation_about
-from symgen.model import JointType, Transform
-from symgen.model.transform import mat_mul as scalar_mat_mul
+from symgen.model import JointType
 from symgen.spatial import ZERO3, Vec6, cross, emit_mat, emit_vec, mat3, mat_mul, mat_t_vec, scale
 
 
 class Universal(JointKind):
     type = JointType.UNIVERSAL
-    nq = nv = 2
-    coordinate_names = ("q1", "q2")
-    uses_axis2 = True
     partitionable = True
     natural_spatial = True
     natural_pin = "point"
@@ -41,10 +36,6 @@ class Universal(JointKind):
 
         rot = mat3(emit_mat(b, mat_mul(r1, r2)))
         return [Step(rot, ZERO3, [angular(w1), angular(a2)], [0, 1], bias)]
-
-    def motion(self, joint, q):
-        r1, r2 = rotation_about(joint.axis, q[0]), rotation_about(joint.axis2, q[1])
-        return Transform(scalar_mat_mul(r1, r2))
 
     def natural_entities(self, m, joint, info, point, axis, jrot):
         """The point is shared (by every body of the pin); each body carries its own axis

@@ -1,7 +1,6 @@
 """Model description: bodies, joints, frames, parameters, validation (docs/model-format.md)."""
 
 from symgen.errors import ModelError, SourceRef, SymgenError
-from symgen.model.builder import ModelBuilder
 from symgen.model.elements import Body, Coupling, Frame, Joint, JointType, Limits, LockedJoint
 from symgen.model.model import Model
 from symgen.model.scalars import Parameter
@@ -16,7 +15,6 @@ __all__ = [
     "Limits",
     "LockedJoint",
     "Model",
-    "ModelBuilder",
     "ModelError",
     "Parameter",
     "SourceRef",

@@ -9,71 +9,11 @@ body frame coincides with the joint frame at q = 0; axes are expressed in the jo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
-from typing import TYPE_CHECKING
 
 from symgen.errors import SourceRef
+from symgen.model.joint_types import JointType
 from symgen.model.scalars import Mat3, Scalar, Vec3
 from symgen.model.transform import IDENTITY3, ZERO3, Transform  # noqa: F401
-
-if TYPE_CHECKING:
-    from symgen.joints.base import JointKind
-
-
-class JointType(str, Enum):
-    """Joint types; the q/v layout of each is documented in docs/conventions.md."""
-
-    REVOLUTE = "revolute"
-    CONTINUOUS = "continuous"
-    PRISMATIC = "prismatic"
-    HELICAL = "helical"
-    CYLINDRICAL = "cylindrical"
-    UNIVERSAL = "universal"
-    PLANAR = "planar"
-    SPHERICAL = "spherical"
-    FREE = "free"
-    FIXED = "fixed"
-
-    @property
-    def kind(self) -> JointKind:
-        """This type's declaration (:data:`symgen.joints.JOINT_TYPES`), the one place that
-        describes a joint type."""
-        from symgen.joints import JOINT_TYPES  # symgen.joints builds on the model: import on use
-
-        return JOINT_TYPES[self]
-
-    @property
-    def nq(self) -> int:
-        return self.kind.nq
-
-    @property
-    def nv(self) -> int:
-        return self.kind.nv
-
-    @property
-    def uses_axis(self) -> bool:
-        return self.kind.uses_axis
-
-    @property
-    def uses_axis2(self) -> bool:
-        return self.kind.uses_axis2
-
-    @property
-    def uses_pitch(self) -> bool:
-        return self.kind.uses_pitch
-
-    @property
-    def coordinate_names(self) -> tuple[str, ...]:
-        """Suffixes naming each entry of this joint's slice of q."""
-        return self.kind.coordinate_names
-
-    @classmethod
-    def parse(cls, name: str) -> JointType | None:
-        """The joint type called ``name`` (case-insensitive), or None when there is none."""
-        try:
-            return cls(name.strip().lower())
-        except ValueError:
-            return None
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ class Model:
     (reduced model); they are neither in ``joints`` nor in q and v. ``force_elements``: the
     springs, dampers and joint actuators (consumed by the natural-coordinate formulation;
     the tree kernels take joint torques as inputs instead). Build one with
-    :class:`symgen.model.ModelBuilder` or a reader (:func:`symgen.load`); do not construct it
+    :class:`symgen.ModelBuilder` or a reader (:func:`symgen.load`); do not construct it
     directly.
     """
 

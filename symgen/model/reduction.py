@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from symgen.errors import ModelError, SourceRef
 from symgen.model.elements import Coupling, Joint, JointType, LockedJoint
+from symgen.model.joint_motion import MOTIONS
 from symgen.model.scalars import Scalar, evaluate, simplify_scalar, sqrt
 from symgen.model.transform import Transform
 
@@ -30,13 +31,13 @@ QUATERNION_TOLERANCE = 1e-6
 
 def neutral_values(joint: Joint) -> tuple[float, ...]:
     """The neutral configuration of a joint: zeros, and the identity quaternion."""
-    return joint.type.kind.neutral
+    return joint.type.layout.neutral
 
 
 def joint_motion(joint: Joint, q: Sequence[Scalar]) -> Transform:
     """``X_J(q)``: the pose of the child frame in the joint frame at joint coordinates ``q``
     (docs/conventions.md, joint table; unit axes), as the joint's type declares it."""
-    return joint.type.kind.motion(joint, q)
+    return MOTIONS[joint.type](joint, q)
 
 
 def _where(name: str) -> str:
@@ -62,7 +63,7 @@ def _check_values(
     numbers = [evaluate(x, values) for x in given]
     if not all(math.isfinite(x) for x in numbers):
         raise ModelError(f"{where}: lock value is not finite", source)
-    if joint.type.kind.quaternion:
+    if joint.type.layout.quaternion:
         norm = math.sqrt(sum(x * x for x in numbers[-4:]))
         if abs(norm - 1.0) > QUATERNION_TOLERANCE:
             raise ModelError(

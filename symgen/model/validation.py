@@ -157,7 +157,7 @@ def check_joint_axes(joint: Joint, values: Mapping[str, float]) -> None:
     axes = []
     if joint.type.uses_axis:
         axes.append(("axis", joint.axis))
-    if joint.type.kind.uses_axis2:
+    if joint.type.layout.uses_axis2:
         axes.append(("second axis", joint.axis2))
     units = []
     for label, axis in axes:
@@ -166,7 +166,7 @@ def check_joint_axes(joint: Joint, values: Mapping[str, float]) -> None:
         if u is None or norm < 1e-12:
             raise ModelError(f"joint {joint.name!r}: zero-length {label}", joint.source)
         units.append(u)
-    if joint.type.kind.uses_axis2 and np.linalg.norm(np.cross(*units)) < 1e-9:
+    if joint.type.layout.uses_axis2 and np.linalg.norm(np.cross(*units)) < 1e-9:
         raise ModelError(f"joint {joint.name!r}: universal joint axes are parallel", joint.source)
 
 
@@ -186,7 +186,7 @@ def unit_vector(a: np.ndarray) -> tuple[np.ndarray | None, float]:
 def check_planar(joint: Joint, values: Mapping[str, float]) -> None:
     """A joint of a planar (xy) mechanism must keep every body in the plane."""
     where = f"joint {joint.name!r}"
-    plane_axis = joint.type.kind.plane_axis
+    plane_axis = joint.type.layout.plane_axis
     if plane_axis is None:
         raise ModelError(
             f"{where}: a {joint.type.value} joint cannot be part of a planar mechanism",
@@ -217,9 +217,9 @@ def joint_values(joint: Joint) -> list[tuple[str, Scalar]]:
     items += [("child origin", x) for x in joint.child_placement.translation]
     if joint.type.uses_axis:
         items += [("axis", x) for x in joint.axis]
-    if joint.type.kind.uses_axis2:
+    if joint.type.layout.uses_axis2:
         items += [("axis2", x) for x in joint.axis2]
-    if joint.type.kind.uses_pitch:
+    if joint.type.layout.uses_pitch:
         items.append(("pitch", joint.pitch))
     if joint.limits is not None:
         for label in ("lower", "upper", "velocity", "effort"):

@@ -375,7 +375,7 @@ def quaternion_blocks(model: Model) -> list[slice]:
     out = []
     for joint in model.joints:
         s = model.q_slices[joint.name]
-        if joint.type.kind.quaternion:
+        if joint.type.layout.quaternion:
             out.append(slice(s.stop - 4, s.stop))
     return out
 

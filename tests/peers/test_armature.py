@@ -28,7 +28,8 @@ from symgen.apps.verify import random_states, relative_error
 from symgen.errors import ModelError
 from symgen.generate import Options
 from symgen.io import load
-from symgen.model import JointType, ModelBuilder
+from symgen.io.builder import ModelBuilder
+from symgen.model import JointType
 from symgen.peers.pinocchio import Bridge, pin_model_from_symgen
 from symgen.robots import robot_urdf
 

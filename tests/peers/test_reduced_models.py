@@ -21,7 +21,8 @@ from symgen.apps.cli import main, parse_locks
 from symgen.apps.verify import random_states, relative_error
 from symgen.errors import ModelError, SymgenError
 from symgen.io import load
-from symgen.model import JointType, ModelBuilder
+from symgen.io.builder import ModelBuilder
+from symgen.model import JointType
 from symgen.peers.pinocchio import Bridge
 from symgen.robots import example_robot_data_dir, robot_urdf
 

@@ -17,11 +17,11 @@ import symgen
 from symgen.errors import ModelError, SymgenError
 from symgen.formulations.natural.forces import element_forces
 from symgen.formulations.natural.model import Spring, tree_poses
-from symgen.formulations.natural.solvers import assemble
+from symgen.io.builder import ModelBuilder
 from symgen.ir.printer import evaluate
-from symgen.model import ModelBuilder
 from symgen.model.elements import JointActuator, JointSpring, PointSpring
 from symgen.natural import NaturalOptions, natural_model
+from symgen.reference.natural import assemble
 
 FOUR_BAR_FORCES = """
 parameters:

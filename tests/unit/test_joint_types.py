@@ -58,7 +58,7 @@ def _numeric(t: JointType) -> NumericJoint:
 
 def _random_q(kind: JointKind, rng: np.random.Generator) -> np.ndarray:
     q = rng.uniform(-np.pi, np.pi, kind.nq)
-    if kind.quaternion:
+    if kind.layout.quaternion:
         quat = rng.standard_normal(4)
         q[-4:] = quat / np.linalg.norm(quat)
     return q
@@ -67,16 +67,16 @@ def _random_q(kind: JointKind, rng: np.random.Generator) -> np.ndarray:
 @pytest.mark.parametrize("t", list(JointType), ids=lambda t: t.value)
 def test_every_type_is_declared(t):
     kind = JOINT_TYPES[t]
-    assert kind.type is t and t.kind is kind
-    assert len(kind.coordinate_names) == kind.nq == len(kind.neutral)
+    assert kind.type is t and kind.layout is t.layout
+    assert len(kind.layout.coordinate_names) == kind.nq == len(kind.layout.neutral)
     assert kind.nv <= kind.nq
-    if kind.quaternion:
-        assert kind.neutral[-4:] == (0.0, 0.0, 0.0, 1.0) and kind.nq - kind.nv == 1
+    if kind.layout.quaternion:
+        assert kind.layout.neutral[-4:] == (0.0, 0.0, 0.0, 1.0) and kind.nq - kind.nv == 1
     else:
-        assert kind.nq == kind.nv and not any(kind.neutral)
+        assert kind.nq == kind.nv and not any(kind.layout.neutral)
     assert not kind.coincident_subframes or kind.partitionable
     if t in MOVABLE:
-        assert JOINTS[t].quaternion == kind.quaternion  # the two tables agree on the layout
+        assert JOINTS[t].quaternion == kind.layout.quaternion  # the two tables agree on the layout
 
 
 @pytest.mark.parametrize("t", MOVABLE, ids=lambda t: t.value)
@@ -107,7 +107,7 @@ def test_symbolic_joint_equals_reference(t):
 
 
 @pytest.mark.parametrize(
-    "t", [t for t in MOVABLE if t.kind.partitionable], ids=lambda t: t.value
+    "t", [t for t in MOVABLE if JOINT_TYPES[t].partitionable], ids=lambda t: t.value
 )
 def test_partitioned_steps_compose_to_the_joint_pose(t):
     """Jain's partitioning: the sub-hinges' motions compose to the joint's (Lemma 2.1)."""

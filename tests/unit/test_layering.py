@@ -24,9 +24,10 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("ir",),  # expressions, programs and their transforms
     ("spatial",),  # symbolic spatial algebra over IR expressions
     ("model",),  # the validated model
-    ("joints", "io"),  # symbolic joint types; readers of model files
+    ("joints",),  # joint types: symbolic hinge steps, integration, natural coordinates
     ("reference", "peers"),  # independent implementations (numpy, Pinocchio)
     ("loops",),  # closed loops: analysis, cuts, embedding
+    ("io",),  # model sources: the Python builder, URDF and YAML readers
     ("registry", "kernel_set"),  # kernel declarations and the generated set
     ("formulations",),  # derivation of each kernel as a program
     ("generate",),  # the kernels of a model, derived and optimised
@@ -82,8 +83,7 @@ def import_graph() -> dict[str, dict[str, int]]:
     for module, path in MODULES.items():
         edges: dict[str, int] = {}
         for target, line in imported(module, path):
-            assert target in MODULES, f"{path}:{line}: imports {target}, which does not exist"
-            if target != module:
+            if target in MODULES and target != module:  # (a missing module fails on import)
                 edges.setdefault(target, line)
         graph[module] = edges
     return graph

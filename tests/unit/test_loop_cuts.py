@@ -22,8 +22,8 @@ from paths import EXAMPLES
 import symgen
 from symgen import reference as ref
 from symgen.errors import ModelError
+from symgen.io.builder import ModelBuilder
 from symgen.loops import LoopClosure, analyse_loops, minimal_cuts
-from symgen.model import ModelBuilder
 from symgen.model.recut import recut
 
 TOLERANCE = 1e-10

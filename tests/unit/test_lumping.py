@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symgen.model import ModelBuilder
+from symgen.io.builder import ModelBuilder
 
 finite = st.floats(-1.0, 1.0, allow_nan=False)
 angles = st.floats(-np.pi, np.pi, allow_nan=False)

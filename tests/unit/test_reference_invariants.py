@@ -11,7 +11,7 @@ import pytest
 from random_models import random_forces, random_model, random_state
 
 import symgen.reference as ref
-from symgen.model import ModelBuilder
+from symgen.io.builder import ModelBuilder
 
 SEEDS = range(24)
 VECTOR_JOINTS = (

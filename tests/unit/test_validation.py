@@ -10,7 +10,7 @@ from model_files import line_of, write
 
 from symgen.errors import ModelError, SourceRef
 from symgen.io import load
-from symgen.model import ModelBuilder
+from symgen.io.builder import ModelBuilder
 
 BOX = (0.1, 0.1, 0.1)
 HERE = SourceRef("model.py", 7)
