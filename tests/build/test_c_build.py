@@ -256,7 +256,7 @@ def chain_matches_reference(lib) -> None:
 def test_cache_key_does_not_depend_on_the_cache_location(monkeypatch, tmp_path):
     """Built in two caches, the entry has the same name; an entry moved to another cache
     loads there (the compiler is not run again) and computes the right thing."""
-    from symgen.build.compiler import compiler as build
+    from symgen.build import compiler as build
     ks = chain_set()
     for name in ("a", "b"):
         monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path / name))
@@ -308,7 +308,7 @@ def test_unusable_cache_is_a_clear_error(monkeypatch, tmp_path):
 def test_stale_build_directories_are_removed_and_live_ones_kept(monkeypatch, tmp_path):
     """Left by killed builds: a directory of a dead process on this host, and any older than
     STALE_AFTER; a recent one of a live process, or of another host, stays."""
-    from symgen.build.compiler import compiler as build
+    from symgen.build import compiler as build
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     host = build._host_tag()
