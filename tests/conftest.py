@@ -4,12 +4,15 @@ The tests are grouped by what they check, one directory per tier; each test gets
 of its tier, so that ``pytest -m unit`` (or ``kernels``, ``peers``, ``build``, ``docs``)
 runs one tier:
 
-- ``unit``: the model readers and validation, the IR, the spatial types, the joint table,
-  the numpy reference's invariants;
+- ``unit``: unit tests only, one piece at a time, in well under a minute: the model readers
+  and validation, the IR, the spatial types, the joint table, the numpy reference's
+  invariants (no fuzz runs, subprocesses, robot sweeps or compilation);
 - ``kernels``: generated programs against the reference and each other, natural coordinates,
-  the committed C in ``generated/``;
-- ``peers``: against Pinocchio (not collected when PyPI ``pin`` is missing);
-- ``build``: C emission, compilation, the numpy wrappers, SIMD batches, the command line;
+  the committed C in ``generated/``, generation's determinism across processes;
+- ``peers``: against Pinocchio, and the URDF reader over example-robot-data's robots (not
+  collected when PyPI ``pin`` is missing);
+- ``build``: C emission, compilation, the numpy wrappers, SIMD batches, the command line,
+  the fuzz run of the readers through ``generate`` and ``emit_c``;
 - ``docs``: the README, the docs' examples, the example scripts, lint, the benchmark smoke
   test.
 

@@ -11,8 +11,8 @@ exception, a hang past ``TIMEOUT`` seconds, a non-finite literal in the C) is a 
 prints the input.
 
 The suite runs ``FAST_EXAMPLES`` examples per format, derandomised (reproducible in CI).
-``SYMGEN_FUZZ_EXAMPLES=N pytest -m slow tests/test_fuzz_readers.py -s`` runs N examples per
-format with a fixed seed (``SYMGEN_FUZZ_SEED``, default 11) and prints the tally.
+``SYMGEN_FUZZ_EXAMPLES=N pytest -m slow tests/build/test_fuzz_readers.py -s`` runs N
+examples per format with a fixed seed (``SYMGEN_FUZZ_SEED``, default 11) and prints the tally.
 """
 
 from __future__ import annotations
