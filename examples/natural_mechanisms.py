@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 import symgen
-from symgen.formulations.natural import consistent_velocities
 from symgen.natural import NaturalOptions, natural_kernels
+from symgen.reference.natural import consistent_velocities
 
 MODELS = Path(__file__).resolve().parent / "models"
 MECHANISMS = ["four_bar.yaml", "slider_crank.yaml", "rssr.yaml", "double_pendulum.yaml"]

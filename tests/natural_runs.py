@@ -59,8 +59,8 @@ import symgen
 from symgen.build.compiler import compile_kernels
 from symgen.formulations.natural.model import neutral_joint_configuration
 from symgen.formulations.natural.registration import NaturalContext
-from symgen.formulations.natural.solvers import consistent_velocities, lagrange_accelerations
 from symgen.natural import NaturalModel, NaturalOptions, natural_model
+from symgen.reference.natural import consistent_velocities, lagrange_accelerations
 
 Array = np.ndarray
 

@@ -1,14 +1,197 @@
-"""Small dense symmetric positive-definite systems, unrolled (the n×n joint-space blocks
-D(k) of multi-DOF hinges, n ≤ 6): an LDLᵀ factorization, solves and the inverse, each
-operation emitted into the program. 1×1 systems cost one division."""
+"""Dense algebra over IR expressions.
+
+**Vectors and matrices** (:class:`Vector`, :class:`Matrix`, :class:`Diagonal`): dense
+n-vectors and n×m matrices, so that programs read like their equations
+(``M @ a1 + pq.T @ w - forces``) and like their numpy twins. The operations build
+expressions without emitting them; ``.emit(b)`` emits every entry in order (row-major for
+matrices). An operation is element by element exactly as written, so a program in this
+form emits the same expressions in the same order as its loops would. Entries may be
+Python numbers (constant matrices such as a mass matrix): number arithmetic folds at
+generation, as it would in the loops. :func:`gram` forms AᵀWA on the fixed sparsity
+pattern of A.
+
+**Small symmetric positive-definite systems**, unrolled (the n×n joint-space blocks D(k)
+of multi-DOF hinges, n ≤ 6): an LDLᵀ factorization, solves and the inverse, each
+operation emitted into the program. 1×1 systems cost one division.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import overload
 
+import numpy as np
+
+from symgen.formulations.sparse import structural_zero
 from symgen.ir.expr import ONE, ZERO, Expr, esum
 from symgen.ir.program import ProgramBuilder
+
+#: An entry: an expression or a number (a constant folded at generation).
+Scalar = Expr | float
+
+
+class Vector(Sequence[Scalar]):
+    """A dense n-vector; + and − entrywise, a number times it scales each entry."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self, entries: Iterable[Scalar]) -> None:
+        self.entries: tuple[Scalar, ...] = tuple(entries)
+
+    @overload
+    def __getitem__(self, i: int) -> Scalar: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Scalar]: ...
+
+    def __getitem__(self, i: int | slice) -> Scalar | Sequence[Scalar]:
+        return self.entries[i]
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __iter__(self) -> Iterator[Scalar]:
+        return iter(self.entries)
+
+    def __repr__(self) -> str:
+        return f"Vector({list(self.entries)!r})"
+
+    @classmethod
+    def total(cls, terms: Iterable[Sequence[Scalar]]) -> Vector:
+        """Σ of vectors of one length, each entry one sum (as ``esum`` of the terms)."""
+        vs = list(terms)
+        return cls(esum([v[i] for v in vs]) for i in range(len(vs[0])))
+
+    def __add__(self, other: Sequence[Scalar]) -> Vector:
+        return Vector(a + c for a, c in zip(self, other, strict=True))
+
+    def __sub__(self, other: Sequence[Scalar]) -> Vector:
+        return Vector(a - c for a, c in zip(self, other, strict=True))
+
+    def __rsub__(self, other: Sequence[Scalar]) -> Vector:
+        return Vector(c - a for a, c in zip(self, other, strict=True))
+
+    def __neg__(self) -> Vector:
+        return Vector(-a for a in self)
+
+    def __rmul__(self, s: float) -> Vector:
+        return Vector(s * a for a in self)
+
+    def emit(self, b: ProgramBuilder) -> Vector:
+        return Vector(b.emit(a) for a in self)
+
+
+class Matrix(Sequence[tuple[Scalar, ...]]):
+    """A dense n×m matrix (a sequence of rows)."""
+
+    __slots__ = ("cols", "rows")
+
+    def __init__(self, rows: Iterable[Iterable[Scalar]], cols: int | None = None) -> None:
+        self.rows: tuple[tuple[Scalar, ...], ...] = tuple(tuple(r) for r in rows)
+        if cols is None:
+            cols = len(self.rows[0]) if self.rows else 0
+        self.cols = cols
+
+    @classmethod
+    def constant(cls, a: np.ndarray) -> Matrix:
+        """A matrix of numbers (folded at generation)."""
+        return cls([[float(x) for x in row] for row in a], a.shape[1])
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[Scalar, ...]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[tuple[Scalar, ...]]: ...
+
+    def __getitem__(self, i: int | slice) -> tuple[Scalar, ...] | Sequence[tuple[Scalar, ...]]:
+        return self.rows[i]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Iterator[tuple[Scalar, ...]]:
+        return iter(self.rows)
+
+    @property
+    def T(self) -> Matrix:
+        if not self.rows:
+            return Matrix([() for _ in range(self.cols)], 0)
+        return Matrix(zip(*self.rows, strict=True), len(self.rows))
+
+    @overload
+    def __matmul__(self, x: Matrix) -> Matrix: ...
+
+    @overload
+    def __matmul__(self, x: Sequence[Scalar]) -> Vector: ...
+
+    def __matmul__(self, x: Matrix | Sequence[Scalar]) -> Matrix | Vector:
+        """A x = (Σ_j a_ij x_j)_i; A X column by column within each row."""
+        if isinstance(x, Matrix):
+            cols = x.T
+            return Matrix([[esum(a * c for a, c in zip(row, col, strict=True)) for col in cols]
+                           for row in self.rows], x.cols)
+        return Vector(esum(a * c for a, c in zip(row, x, strict=True)) for row in self.rows)
+
+    @classmethod
+    def total(cls, terms: Iterable[Matrix]) -> Matrix:
+        """Σ of matrices of one shape, each entry one sum (as ``esum`` of the terms)."""
+        ms = list(terms)
+        rows, cols = len(ms[0]), ms[0].cols
+        return cls([[esum([m[i][j] for m in ms]) for j in range(cols)] for i in range(rows)],
+                   cols)
+
+    def __neg__(self) -> Matrix:
+        return Matrix(([-a for a in row] for row in self.rows), self.cols)
+
+    def __add__(self, other: Sequence[Sequence[Scalar]]) -> Matrix:
+        return Matrix(([a + c for a, c in zip(r, s, strict=True)]
+                       for r, s in zip(self.rows, other, strict=True)), self.cols)
+
+    def __rmul__(self, s: float) -> Matrix:
+        return Matrix(([s * a for a in row] for row in self.rows), self.cols)
+
+    def emit(self, b: ProgramBuilder) -> Matrix:
+        return Matrix(([b.emit(a) for a in row] for row in self.rows), self.cols)
+
+
+class Diagonal:
+    """diag(d) of numbers (the penalty matrices α, β): ``D @ x`` = (d_i x_i)_i."""
+
+    __slots__ = ("d",)
+
+    def __init__(self, d: Iterable[float]) -> None:
+        self.d = tuple(float(x) for x in d)
+
+    def __matmul__(self, x: Sequence[Scalar]) -> Vector:
+        return Vector(di * xi for di, xi in zip(self.d, x, strict=True))
+
+
+def gram(b: ProgramBuilder, a: Sequence[Sequence[Scalar]], weight: float | Sequence[float]
+         ) -> Matrix:
+    """aᵀ W a with W = weight·I (a number) or diag(weight) (one per row of a); symmetric,
+    upper triangle emitted. Only the pairs of columns that share a row of a's fixed
+    sparsity pattern are formed (generation speed on long chains)."""
+    n = len(a[0])
+    rows = len(a)
+    w = [float(x) for x in weight] if np.ndim(weight) else [float(weight)] * rows
+    uniform = np.ndim(weight) == 0
+    shared: dict[tuple[int, int], list[int]] = {}
+    for k in range(rows):
+        support = [c for c in range(n) if not structural_zero(a[k][c])]
+        for x, i in enumerate(support):
+            for j in support[x:]:
+                shared.setdefault((i, j), []).append(k)
+    upper: dict[tuple[int, int], Expr] = {}
+    for (i, j), ks in sorted(shared.items()):
+        if uniform:
+            upper[i, j] = b.emit(w[0] * esum(a[k][i] * a[k][j] for k in ks))
+        else:
+            upper[i, j] = b.emit(esum(w[k] * a[k][i] * a[k][j] for k in ks))
+    return Matrix([[upper.get((min(i, j), max(i, j)), ZERO) for j in range(n)]
+                   for i in range(n)], n)
+
+
 
 
 @dataclass(frozen=True)
@@ -62,4 +245,5 @@ def inverse(b: ProgramBuilder, f: LDLT) -> list[list[Expr]]:
     return [[cols[max(i, j)][min(i, j)] for j in range(n)] for i in range(n)]
 
 
-__all__ = ["LDLT", "inverse", "ldlt", "solve"]
+__all__ = ["LDLT", "Diagonal", "Matrix", "Scalar", "Vector", "gram", "inverse", "ldlt",
+           "solve"]

@@ -41,6 +41,7 @@ import numpy as np
 
 from symgen.formulations import dense
 from symgen.formulations.articulated import _gain, hinge_factor
+from symgen.formulations.dense import Matrix, Vector
 from symgen.formulations.loop_constraints import bias as loop_bias
 from symgen.formulations.loop_constraints import jacobian as loop_jacobian
 from symgen.formulations.recursions import (
@@ -55,7 +56,7 @@ from symgen.formulations.recursions import inverse_dynamics as tree_inverse_dyna
 from symgen.formulations.tree import SymbolicTree
 from symgen.ir.expr import ONE, ZERO, Expr, esum
 from symgen.ir.program import ProgramBuilder
-from symgen.spatial import ArticulatedInertia, Force, ForceMap, JointVector, Motion
+from symgen.spatial import ArticulatedInertia, Force, ForceMap, JointMap, JointVector, Motion
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ class EmbeddingMap:
     order, columns: its independent ones), the LU of Y₁, the full rates θ̇ and Ẋ_S θ̇_R."""
 
     nodes: list[Node]
-    X: list[list[list[Expr]]]
+    X: list[Matrix]
     lu: list[LU | None]
     v: list[Expr]
     xdot_v: list[Expr]
@@ -152,31 +153,31 @@ def embedding_map(b: ProgramBuilder, tree: SymbolicTree, rows: Sequence[np.ndarr
     """X_S of every node and, given the independent rates ``v_ind`` (in the order of
     ``independent``), the full rates θ̇ and Ẋ_S θ̇_R (module documentation)."""
     g = loop_jacobian(b, tree, rows) if any(n.rows for n in node_list) else []
-    xs: list[list[list[Expr]]] = []
+    xs: list[Matrix] = []
     lus: list[LU | None] = []
     for node in node_list:
-        n_r = len(node.independent)
-        x_rows: dict[int, list[Expr]] = {
+        x_rows: dict[int, Sequence[Expr]] = {  # the identity block of X_S (eq. 39)
             d: [ONE if d == r else ZERO for r in node.independent] for d in node.independent}
         factor = None
         if node.rows:
-            y1 = [[g[i][d] for d in node.dependent] for i in node.rows]
+            y = Matrix([g[i] for i in node.rows])
+            y1 = Matrix([row[d] for d in node.dependent] for row in y)  # Y₁ (square)
+            y2 = Matrix([row[r] for r in node.independent] for row in y)  # Y₂
             factor = lu(b, y1, node.pivots)
-            solved = [lu_solve(b, factor, [g[i][r] for i in node.rows]) for r in node.independent]
-            for k, d in enumerate(node.dependent):
-                x_rows[d] = [b.emit(-solved[c][k]) for c in range(n_r)]
-        xs.append([x_rows[d] for d in node.dofs])
+            y1_inv_y2 = Matrix([lu_solve(b, factor, col) for col in y2.T], len(y1)).T
+            x_rows.update(zip(node.dependent, (-y1_inv_y2).emit(b), strict=True))  # −Y₁⁻¹Y₂
+        xs.append(Matrix([x_rows[d] for d in node.dofs], len(node.independent)))  # X_S
         lus.append(factor)
     v: list[Expr] = [ZERO] * tree.nv
     xdot_v: list[Expr] = [ZERO] * tree.nv
     if v_ind is not None:
         for d, value in zip(independent, v_ind, strict=True):
             v[d] = value
-        for node, x in zip(node_list, xs, strict=True):
-            ind = [v[d] for d in node.independent]
-            for d, row in zip(node.dofs, x, strict=True):
+        for node, x in zip(node_list, xs, strict=True):  # θ̇_S = X_S θ̇_R
+            rates = x @ [v[d] for d in node.independent]
+            for d, rate in zip(node.dofs, rates, strict=True):
                 if d in node.dependent:
-                    v[d] = b.emit(esum([c * r for c, r in zip(row, ind, strict=True)]))
+                    v[d] = b.emit(rate)
         if any(n.rows for n in node_list):
             gamma = loop_bias(b, tree, v, rows)
             for node, factor in zip(node_list, lus, strict=True):
@@ -300,11 +301,16 @@ def _aggregate_sweep(b: ProgramBuilder, tree: SymbolicTree, emb: EmbeddingMap, n
     for k in node.hinges:
         w[k] = [(P[k] @ col).emit(b) for col in h_cols[k]]
         y[k] = (P[k] @ bias[k] + z[k]).emit(b)
-    d_mat = [[b.emit(esum([h_cols[k][r].dot(w[k][s]) for k in node.hinges]))
-              for s in range(n_r)] for r in range(n_r)]
-    eps = [b.emit(t_r[d] - esum([h_cols[k][r].dot(y[k]) for k in node.hinges]))
-           for r, d in enumerate(node.independent)]
-    for k in node.hinges:  # armature: T_d = Sᵀf + J θ̈_d on each DOF of the aggregate
+    H = {k: JointMap(h_cols[k]) for k in node.hinges}  # Ĥ_k
+    # D = Σ_k Ĥ_kᵀ P_k Ĥ_k, ε = X_Sᵀ T_S − Σ_k Ĥ_kᵀ (P_k c_k + z_k) (Jain 2009, eq. 20, 29)
+    D = Matrix.total(Matrix([H[k].T @ ws for ws in w[k]]).T for k in node.hinges).emit(b)
+    eps = (Vector(t_r[d] for d in node.independent)
+           - Vector.total(H[k].T @ y[k] for k in node.hinges)).emit(b)
+    d_mat = [list(row) for row in D]
+    eps = list(eps)
+    # armature: T_d = Sᵀf + J θ̈_d on each DOF of the aggregate; entry by entry (ε_r, then
+    # row r of D: the emission order of the generated code)
+    for k in node.hinges:
         hinge = hinges[k]
         if hinge.armature is None:
             continue

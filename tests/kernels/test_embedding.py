@@ -31,9 +31,9 @@ from paths import EXAMPLES
 
 import symgen
 from symgen import reference as ref
-from symgen.formulations.natural import lagrange_accelerations
 from symgen.model.recut import recut
 from symgen.natural import NaturalOptions
+from symgen.reference.natural import lagrange_accelerations
 
 TOLERANCE = 1e-9
 KERNELS = ["embedded_forward_dynamics", "embedded_inverse_dynamics", "embedded_mass_matrix",

@@ -40,9 +40,9 @@ from paths import EXAMPLES
 
 import symgen
 from symgen import reference as ref
-from symgen.formulations.natural import lagrange_accelerations
 from symgen.loops import LoopClosure
 from symgen.natural import NaturalOptions
+from symgen.reference.natural import lagrange_accelerations
 
 MODELS = ["four_bar", "slider_crank", "rssr", "bricard"]
 SEED, PERTURBATION, SAMPLES = 0, 0.2, 4

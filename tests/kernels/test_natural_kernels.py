@@ -16,13 +16,13 @@ from test_natural_spatial import chain
 
 import symgen
 from symgen.build.compiler import compile_kernels
-from symgen.formulations.natural import (
+from symgen.natural import NaturalOptions, natural_kernels, natural_model
+from symgen.reference.natural import (
     StepSettings,
     consistent_velocities,
     lagrange_accelerations,
     trapezoidal_step,
 )
-from symgen.natural import NaturalOptions, natural_kernels, natural_model
 
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror"]
 MODELS = ["four_bar", "slider_crank", "double_pendulum", "chain"]

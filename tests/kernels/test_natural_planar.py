@@ -11,13 +11,13 @@ import pytest
 from paths import EXAMPLES
 
 import symgen
-from symgen.formulations.natural import (
+from symgen.formulations.natural.planar import planar_model
+from symgen.model import ModelBuilder
+from symgen.reference.natural import (
     StepSettings,
     augmented_lagrangian_accelerations,
     trapezoidal_step,
 )
-from symgen.formulations.natural.planar import planar_model
-from symgen.model import ModelBuilder
 
 
 @pytest.mark.parametrize(("name", "coordinates", "constraints"),

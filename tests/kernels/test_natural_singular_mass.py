@@ -16,14 +16,14 @@ from paths import EXAMPLES
 
 import symgen
 from symgen.errors import SymgenError
-from symgen.formulations.natural import (
+from symgen.formulations.natural.kernels import accelerations_program
+from symgen.ir.printer import evaluate
+from symgen.natural import NaturalOptions, natural_kernels, natural_model
+from symgen.reference.natural import (
     augmented_lagrangian_accelerations,
     consistent_velocities,
     lagrange_accelerations,
 )
-from symgen.formulations.natural.kernels import accelerations_program
-from symgen.ir.printer import evaluate
-from symgen.natural import NaturalOptions, natural_kernels, natural_model
 
 RSSR_COUPLER = r"inertia: \[3.4195e-3.*"
 

@@ -14,9 +14,9 @@ import symgen
 from symgen import registry
 from symgen.apps.verify import reference_values
 from symgen.errors import SymgenError
-from symgen.formulations.natural.solvers import consistent_velocities
 from symgen.ir.printer import evaluate
 from symgen.natural import NaturalOptions, natural_kernels
+from symgen.reference.natural import consistent_velocities
 
 
 def test_every_kernel_is_declared_once_with_a_formulation_and_outputs():

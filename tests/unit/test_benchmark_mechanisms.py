@@ -37,9 +37,9 @@ from benchmark_mechanisms import (
 import symgen
 from symgen.errors import SymgenError
 from symgen.formulations.natural.model import tree_poses
-from symgen.formulations.natural.solvers import assemble, lagrange_accelerations
 from symgen.natural import natural_model
 from symgen.reference.dynamics import forward_dynamics, mass_matrix
+from symgen.reference.natural import assemble, lagrange_accelerations
 
 EPS = np.finfo(float).eps
 

@@ -7,12 +7,11 @@ import numpy as np
 import pytest
 import sympy
 
-from symgen.formulations.natural import (
-    NaturalModel,
+from symgen.formulations.natural import NaturalModel, bar_mass_matrix
+from symgen.reference.natural import (
     StepSettings,
     assemble,
     augmented_lagrangian_accelerations,
-    bar_mass_matrix,
     consistent_velocities,
     lagrange_accelerations,
     trapezoidal_step,

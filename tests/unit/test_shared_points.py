@@ -16,10 +16,10 @@ from paths import EXAMPLES
 
 import symgen
 from symgen import reference as ref
-from symgen.formulations.natural import consistent_velocities, lagrange_accelerations
 from symgen.formulations.natural.planar import planar_model
 from symgen.formulations.natural.spatial import spatial_model
 from symgen.model import ModelBuilder
+from symgen.reference.natural import consistent_velocities, lagrange_accelerations
 
 ROD = {"mass": 1.0, "com": (0.5, 0.0, 0.0), "inertia": (1e-3, 1.0 / 12, 1.0 / 12)}
 INERTIA = ((0.02, 0.001, 0.0), (0.001, 0.03, 0.002), (0.0, 0.002, 0.015))

@@ -8,10 +8,7 @@
 - ``nc_accelerations``: q̈ and λ by Lagrange multipliers with Baumgarte stabilisation
   (book eq. 5.10, 5.28), through the Schur complement Φ_q M⁻¹ Φ_qᵀ with the constant M⁻¹
   computed at generation: one unrolled m×m LDLᵀ (needs independent constraints);
-- ``nc_step``: one step of the index-3 augmented Lagrangian with the trapezoidal rule, a
-  fixed number of Newton iterations on the quasi-tangent (4/h²)M + βΦ_qᵀΦ_q (unrolled n×n
-  LDLᵀ), the Heun/Taylor predictor and mass-orthogonal projections (book §8.5; reference:
-  :func:`.solvers.trapezoidal_step`); h, α, μ and the iteration count are baked in;
+- ``nc_step``, ``nc_step_rk4``: the integration steps (:mod:`.step`);
 - ``nc_assemble``: Newton-Raphson on Φ(q) = 0 with damped least-squares steps
   (ΦqᵀΦq + εI)Δq = −ΦqᵀΦ (eq. 3.15; redundancy tolerated), a fixed number of iterations.
 
@@ -22,7 +19,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -30,9 +26,11 @@ import numpy as np
 import sympy
 
 from symgen.formulations import sparse
+from symgen.formulations.dense import Matrix, Vector, gram
 from symgen.formulations.natural.derivatives import sparse_gradient
 from symgen.formulations.natural.forces import add_force_elements, element_forces, params_input
 from symgen.formulations.natural.model import NaturalModel, Spring
+from symgen.formulations.natural.penalty import REFERENCE_STEP, PenaltyChoice, choose_penalty
 from symgen.ir.expr import ZERO, Expr, as_expr, atan2, esum, from_sympy
 from symgen.ir.program import Program, ProgramBuilder
 
@@ -41,7 +39,7 @@ from symgen.ir.program import Program, ProgramBuilder
 class NaturalOptions:
     """Generation settings of the natural-coordinate kernels."""
 
-    step: float = 1e-3
+    step: float = REFERENCE_STEP
     alpha: float | None = None
     mu: float | None = None
     iterations: int = 2
@@ -53,15 +51,13 @@ class NaturalOptions:
         """μ of the step's penalty term α(Φ + μΦ̇) (default h/50)."""
         return self.mu if self.mu is not None else self.step / 50.0
 
-    def penalty(self, nm: NaturalModel):
+    def penalty(self, nm: NaturalModel) -> PenaltyChoice:
         """The step's penalty matrix (:func:`.penalty.choose_penalty`)."""
-        from symgen.formulations.natural.penalty import choose_penalty
-
         return choose_penalty(nm, self.step, self.damping, self.alpha)
 
 
-class _Evaluator:
-    """Φ, Φ_q and Φ̇_q q̇ of a natural model at program atoms."""
+class Evaluator:
+    """Φ, Φ_q, Φ̇_q q̇ and Q of a natural model at program atoms, emitted."""
 
     def __init__(self, nm: NaturalModel) -> None:
         self.nm = nm
@@ -74,19 +70,20 @@ class _Evaluator:
             out.update({s: qd[i] for i, s in enumerate(self.nm._rate_symbols)})
         return out
 
-    def phi(self, b: ProgramBuilder, q) -> list[Expr]:
+    def phi(self, b: ProgramBuilder, q) -> Vector:
         mp = self._map(q)
-        return [b.emit(from_sympy(c, mp)) for c in self.nm.constraints]
+        return Vector(b.emit(from_sympy(c, mp)) for c in self.nm.constraints)
 
-    def phi_q(self, b: ProgramBuilder, q) -> list[list[Expr]]:
+    def phi_q(self, b: ProgramBuilder, q) -> Matrix:
         mp = self._map(q)
-        return [[b.emit(from_sympy(e, mp)) if e != 0 else ZERO for e in row] for row in self.jac]
+        return Matrix(([b.emit(from_sympy(e, mp)) if e != 0 else ZERO for e in row]
+                       for row in self.jac), self.nm.n)
 
-    def phi_q_dot_qdot(self, b: ProgramBuilder, q, qd) -> list[Expr]:
+    def phi_q_dot_qdot(self, b: ProgramBuilder, q, qd) -> Vector:
         mp = self._map(q, qd)
-        return [b.emit(from_sympy(e, mp)) for e in self.jdq]
+        return Vector(b.emit(from_sympy(e, mp)) for e in self.jdq)
 
-    def forces(self, b: ProgramBuilder, q, qd, tau) -> list[Expr]:
+    def forces(self, b: ProgramBuilder, q, qd, tau) -> Vector:
         """Q(q, q̇, τ, p) = gravity + springs/dampers/actuators + Σ τ_j ∂θ_j/∂q; the force
         parameters p are the program's ``params`` input (declared on first use)."""
         nm = self.nm
@@ -106,7 +103,7 @@ class _Evaluator:
                      for t, g in zip(total, grad, strict=True)]
         if planar:
             total = _add_body_torques(b, nm, mp, tau, planar, total)
-        return total
+        return Vector(total)
 
 
 def _planar_joint_torques(nm: NaturalModel) -> dict[int, tuple[int, int, float]]:
@@ -158,7 +155,7 @@ def _add_body_torques(b: ProgramBuilder, nm: NaturalModel, mp: dict,
     return total
 
 
-def _state_inputs(b: ProgramBuilder, nm: NaturalModel):
+def state_inputs(b: ProgramBuilder, nm: NaturalModel):
     """Inputs q, qd and, when the model has 1-DOF joints, their forces tau; then, when
     force elements keep runtime parameters, params (:func:`.forces.params_input`)."""
     q = b.input("q", nm.n, "natural coordinates")
@@ -170,41 +167,6 @@ def _state_inputs(b: ProgramBuilder, nm: NaturalModel):
     return q, qd, tau
 
 
-def _mat_vec(b, a, x) -> list[Expr]:
-    return [b.emit(esum(a_ij * x_j for a_ij, x_j in zip(row, x, strict=True))) for row in a]
-
-
-def _mat_t_vec(b, a, x) -> list[Expr]:
-    return [b.emit(esum(a[i][j] * x[i] for i in range(len(a)))) for j in range(len(a[0]))]
-
-
-def _const(m: np.ndarray) -> list[list[float]]:
-    return [[float(x) for x in row] for row in m]
-
-
-def _gram(b, a, weight) -> list[list[Expr]]:
-    """aᵀ W a with W = weight·I (a number) or diag(weight) (one per row of a); symmetric,
-    upper triangle emitted. Only the pairs of columns that share a row of a's fixed
-    sparsity pattern are formed (generation speed on long chains)."""
-    n = len(a[0])
-    rows = len(a)
-    w = [float(x) for x in weight] if np.ndim(weight) else [float(weight)] * rows
-    uniform = np.ndim(weight) == 0
-    shared: dict[tuple[int, int], list[int]] = {}
-    for k in range(rows):
-        support = [c for c in range(n) if not sparse.structural_zero(a[k][c])]
-        for x, i in enumerate(support):
-            for j in support[x:]:
-                shared.setdefault((i, j), []).append(k)
-    upper: dict[tuple[int, int], Expr] = {}
-    for (i, j), ks in sorted(shared.items()):
-        if uniform:
-            upper[i, j] = b.emit(w[0] * esum(a[k][i] * a[k][j] for k in ks))
-        else:
-            upper[i, j] = b.emit(esum(w[k] * a[k][i] * a[k][j] for k in ks))
-    return [[upper.get((min(i, j), max(i, j)), ZERO) for j in range(n)] for i in range(n)]
-
-
 def mass_matrix_program(nm: NaturalModel) -> Program:
     b = ProgramBuilder("nc_mass_matrix", "constant mass matrix M of the natural coordinates")
     b.output("M", (nm.n, nm.n), [float(x) for x in nm.mass_matrix.reshape(-1)],
@@ -213,7 +175,7 @@ def mass_matrix_program(nm: NaturalModel) -> Program:
 
 
 def constraint_programs(nm: NaturalModel) -> list[Program]:
-    ev = _Evaluator(nm)
+    ev = Evaluator(nm)
     out = []
     b = ProgramBuilder("nc_constraints", "constraint vector Phi(q)")
     q = b.input("q", nm.n, "natural coordinates")
@@ -230,27 +192,27 @@ def constraint_programs(nm: NaturalModel) -> list[Program]:
     b.output("phi_q_dot_qd", nm.m, ev.phi_q_dot_qdot(b, q, qd), "dPhi_q/dt * qdot")
     out.append(b.build())
     b = ProgramBuilder("nc_forces", "generalized forces Q (gravity, springs, joint forces)")
-    q, qd, tau = _state_inputs(b, nm)
+    q, qd, tau = state_inputs(b, nm)
     b.output("Q", nm.n, ev.forces(b, q, qd, tau), "generalized forces")
     out.append(b.build())
     return out
 
 
 @dataclass
-class _Saddle:
+class Saddle:
     """The saddle-point system of a configuration, [[A, Φ_qᵀ], [Φ_q, 0]], factored once:
     A = M, or M + γΦ_qᵀΦ_q for a singular M (``gamma`` > 0). Two factorizations, the
-    cheaper chosen at generation (:func:`_saddle`): the range-space (Schur complement)
+    cheaper chosen at generation (:func:`saddle`): the range-space (Schur complement)
     one with W = A⁻¹Φ_qᵀ and S = Φ_q W (dense m × m: small mechanisms), or a sparse LDLᵀ
     of the whole matrix (:func:`.sparse.factor_saddle`: long chains). Both drop the
     multipliers of redundant constraints (semidefinite pivots)."""
 
-    solve: Callable[[list[Expr], list[Expr]], tuple[list[Expr], list[Expr]]]
+    solve: Callable[[Sequence[Expr], Sequence[Expr]], tuple[Sequence[Expr], Sequence[Expr]]]
     gamma: float
 
-    def correction(self, b: ProgramBuilder, n: int, residual: Sequence[Expr]) -> list[Expr]:
+    def correction(self, b: ProgramBuilder, n: int, residual: Sequence[Expr]) -> Vector:
         """The A-orthogonal (least-kinetic-energy) Δ with Φ_q Δ = −r."""
-        return self.solve([ZERO] * n, [b.emit(-r) for r in residual])[0]
+        return Vector(self.solve([ZERO] * n, (-Vector(residual)).emit(b))[0])
 
 
 def _pivot_scales(nm: NaturalModel) -> np.ndarray:
@@ -292,68 +254,59 @@ def _use_sparse_saddle(nm: NaturalModel) -> bool:
     return _saddle_cost(nm) < _schur_cost(nm)
 
 
-def _saddle(b: ProgramBuilder, nm: NaturalModel, pq) -> _Saddle:
-    n, m = nm.n, nm.m
+def saddle(b: ProgramBuilder, nm: NaturalModel, pq: Matrix) -> Saddle:
+    """The factored saddle-point system at Φ_q = ``pq`` (:class:`Saddle`)."""
     gamma = nm.metric_shift()
-    mm = _const(nm.mass_matrix)
+    mm = Matrix.constant(nm.mass_matrix)
     if gamma:
-        gram = _gram(b, pq, gamma)
-        a = [[b.emit(mm[i][j] + gram[i][j]) for j in range(n)] for i in range(n)]
+        a = (mm + gram(b, pq, gamma)).emit(b)
     else:
-        a = [[as_expr(mm[i][j]) for j in range(n)] for i in range(n)]
+        a = Matrix([as_expr(x) for x in row] for row in mm)
     if _use_sparse_saddle(nm):
         f = sparse.factor_saddle(b, a, pq, [float(x) for x in _pivot_scales(nm)])
-        return _Saddle(lambda top, bottom: sparse.solve_saddle(b, f, top, bottom), gamma)
+        return Saddle(lambda top, bottom: sparse.solve_saddle(b, f, top, bottom), gamma)
     if gamma:
         lead = sparse.factor_auto(b, a)
 
-        def solve_a(x: list[Expr]) -> list[Expr]:
-            return sparse.solve(b, lead, x)
+        def solve_a(x: Sequence[Expr]) -> Vector:
+            return Vector(sparse.solve(b, lead, x))
 
-        cols = [solve_a([pq[c][k] for k in range(n)]) for c in range(m)]
-        w = [[cols[c][i] for c in range(m)] for i in range(n)]
+        w = Matrix([solve_a(row) for row in pq], nm.n).T  # W = A⁻¹Φ_qᵀ
     else:
-        minv = _const(np.linalg.inv(nm.mass_matrix))
+        minv = Matrix.constant(np.linalg.inv(nm.mass_matrix))
 
-        def solve_a(x: list[Expr]) -> list[Expr]:
-            return [b.emit(esum(minv[i][j] * x[j] for j in range(n))) for i in range(n)]
+        def solve_a(x: Sequence[Expr]) -> Vector:
+            return (minv @ x).emit(b)
 
-        w = [[b.emit(esum(minv[i][k] * pq[c][k] for k in range(n))) for c in range(m)]
-             for i in range(n)]
-    s = [[b.emit(esum(pq[r][k] * w[k][c] for k in range(n))) for c in range(m)]
-         for r in range(m)]
+        w = (minv @ pq.T).emit(b)
+    s = (pq @ w).emit(b)  # S = Φ_q W
     factor = sparse.factor_auto(b, s, semidefinite_tolerance=sparse.SEMIDEFINITE_TOLERANCE)
 
-    def solve(top: list[Expr], bottom: list[Expr]) -> tuple[list[Expr], list[Expr]]:
+    def solve(top: Sequence[Expr], bottom: Sequence[Expr]) -> tuple[Vector, Vector]:
         free = solve_a(top)
-        rhs = [b.emit(esum(pq[r][k] * free[k] for k in range(n)) - bottom[r])
-               for r in range(m)]
-        lam = sparse.solve(b, factor, rhs)
-        x = [b.emit(free[i] - esum(w[i][c] * lam[c] for c in range(m))) for i in range(n)]
-        return x, lam
+        lam = Vector(sparse.solve(b, factor, (pq @ free - bottom).emit(b)))
+        return (free - w @ lam).emit(b), lam
 
-    return _Saddle(solve, gamma)
+    return Saddle(solve, gamma)
 
 
-def _lagrange(b: ProgramBuilder, nm: NaturalModel, ev: _Evaluator, q, qd, tau,
-              baumgarte: float, known: tuple[_Saddle, list[list[Expr]]] | None = None,
-              ) -> tuple[list[Expr], list[Expr], _Saddle, list[list[Expr]]]:
+def lagrange(b: ProgramBuilder, nm: NaturalModel, ev: Evaluator, q, qd, tau,
+             baumgarte: float, known: tuple[Saddle, Matrix] | None = None,
+             ) -> tuple[Vector, Vector, Saddle, Matrix]:
     """q̈, λ (and the factored saddle-point system and Φ_q) at (q, q̇): see
     :func:`accelerations_program`; ``known``: the system and Φ_q already built at q."""
-    n = nm.n
     pq = ev.phi_q(b, q) if known is None else known[1]
     phi = ev.phi(b, q)
     jdq = ev.phi_q_dot_qdot(b, q, qd)
     a = baumgarte
-    rate = _mat_vec(b, pq, qd)
-    g = [b.emit(-jdq[i] - 2 * a * rate[i] - a * a * phi[i]) for i in range(nm.m)]
+    rate = (pq @ qd).emit(b)
+    g = (-jdq - 2 * a * rate - a * a * phi).emit(b)  # eq. 5.28
     forces = ev.forces(b, q, qd, tau)
-    sd = _saddle(b, nm, pq) if known is None else known[0]
+    sd = saddle(b, nm, pq) if known is None else known[0]
     if sd.gamma:
-        shifted = _mat_t_vec(b, pq, g)
-        forces = [b.emit(forces[i] + sd.gamma * shifted[i]) for i in range(n)]
+        forces = (forces + sd.gamma * (pq.T @ g).emit(b)).emit(b)
     qdd, lam = sd.solve(forces, g)
-    return qdd, lam, sd, pq
+    return Vector(qdd), Vector(lam), sd, pq
 
 
 def accelerations_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
@@ -372,139 +325,12 @@ def accelerations_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
     Redundant constraints make S = Φ_q A⁻¹ Φ_qᵀ singular: its LDLᵀ is semidefinite
     (:func:`.sparse.factor` with a pivot tolerance), so a dependent row's multiplier is 0
     and q̈ is the unique constrained acceleration; λ is then one of the equivalent sets."""
-    ev = _Evaluator(nm)
+    ev = Evaluator(nm)
     b = ProgramBuilder("nc_accelerations", "accelerations and multipliers (Lagrange + Baumgarte)")
-    q, qd, tau = _state_inputs(b, nm)
-    qdd, lam, _, _ = _lagrange(b, nm, ev, q, qd, tau, opts.baumgarte)
+    q, qd, tau = state_inputs(b, nm)
+    qdd, lam, _, _ = lagrange(b, nm, ev, q, qd, tau, opts.baumgarte)
     b.output("qdd", nm.n, qdd, "natural accelerations")
     b.output("lam", nm.m, lam, "Lagrange multipliers")
-    return b.build()
-
-
-def rk4_step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
-    """One classical Runge-Kutta step (order 4) of the index-1 equations (the Lagrange
-    multipliers of :func:`accelerations_program` without Baumgarte terms), then coordinate
-    projections onto the constraint manifold (Hairer, Lubich & Roche 1989; Hairer & Wanner
-    1996, §VII.2): ``PROJECTION_ITERATIONS`` chord Newton steps Δq = −W S⁻¹Φ in the metric A
-    (mass-orthogonal), then q̇ ← q̇ − W S⁻¹ Φ_q q̇, and the accelerations and multipliers at
-    the new state (the next step's first stage). The input ``qdd`` is the first stage (the
-    accelerations at (q, q̇), as returned by ``nc_accelerations`` with ``baumgarte`` 0 or by
-    the previous step); ``lam`` is not read (the same signature as ``nc_step``). Reference:
-    :func:`.solvers.rk4_step`."""
-    ev = _Evaluator(nm)
-    n, m = nm.n, nm.m
-    h = opts.step
-    b = ProgramBuilder("nc_step_rk4", f"one index-1 Runge-Kutta 4 step with projections, "
-                       f"h = {h:g} s")
-    q = b.input("q", n, "natural coordinates at t (assembled)")
-    qd = b.input("qd", n, "natural velocities at t (consistent)")
-    qdd = b.input("qdd", n, "natural accelerations at t (from nc_accelerations or the "
-                  "previous step)")
-    b.input("lam", m, "unused (the signature of nc_step)")
-    tau = b.input("tau", len(nm.actuated), "joint forces/torques over the step") \
-        if nm.actuated else []
-
-    def accel(qs, vs):
-        return _lagrange(b, nm, ev, qs, vs, tau, 0.0)[0]
-
-    def shift(x, dx, c):
-        return [b.emit(x[i] + c * dx[i]) for i in range(n)]
-
-    k1q, k1v = list(qd), list(qdd)
-    q2, v2 = shift(q, k1q, h / 2), shift(qd, k1v, h / 2)
-    k2q, k2v = v2, accel(q2, v2)
-    q3, v3 = shift(q, k2q, h / 2), shift(qd, k2v, h / 2)
-    k3q, k3v = v3, accel(q3, v3)
-    q4, v4 = shift(q, k3q, h), shift(qd, k3v, h)
-    k4q, k4v = v4, accel(q4, v4)
-    q1 = [b.emit(q[i] + (h / 6) * (k1q[i] + 2 * k2q[i] + 2 * k3q[i] + k4q[i]))
-          for i in range(n)]
-    v1 = [b.emit(qd[i] + (h / 6) * (k1v[i] + 2 * k2v[i] + 2 * k3v[i] + k4v[i]))
-          for i in range(n)]
-    pq = ev.phi_q(b, q1)
-    sd = _saddle(b, nm, pq)
-    for _ in range(PROJECTION_ITERATIONS):
-        dq = sd.correction(b, n, ev.phi(b, q1))
-        q1 = [b.emit(q1[i] + dq[i]) for i in range(n)]
-    pq = ev.phi_q(b, q1)
-    sd = _saddle(b, nm, pq)
-    dv = sd.correction(b, n, _mat_vec(b, pq, v1))
-    v1 = [b.emit(v1[i] + dv[i]) for i in range(n)]
-    a1, lam1, _, _ = _lagrange(b, nm, ev, q1, v1, tau, 0.0, (sd, pq))
-    b.output("q_next", n, q1, "natural coordinates at t + h (projected)")
-    b.output("qd_next", n, v1, "natural velocities at t + h (projected)")
-    b.output("qdd_next", n, a1, "natural accelerations at t + h")
-    b.output("lam_next", m, lam1, "Lagrange multipliers at t + h")
-    return b.build()
-
-
-#: Iterations of the position projection of :func:`rk4_step_program`: the residual after an
-#: RK4 step is O(h⁵); the first iteration is a Newton step (residual O(|Δq|²) after it, the
-#: constraints being quadratic), the second a chord step with the same Jacobian (O(|Δq|³)).
-PROJECTION_ITERATIONS = 2
-
-
-def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
-    """One index-3 augmented-Lagrangian trapezoidal step (see :func:`.solvers.
-    trapezoidal_step`, which this program reproduces operation for operation)."""
-    ev = _Evaluator(nm)
-    n, m = nm.n, nm.m
-    h = opts.step
-    choice = opts.penalty(nm)
-    if choice.warning:
-        warnings.warn(choice.warning, stacklevel=2)
-    alpha = [float(x) for x in choice.alpha]
-    mu = opts.damping
-    beta = [a * (1 + 2 * mu / h) for a in alpha]
-    mm = _const(nm.mass_matrix)
-    b = ProgramBuilder("nc_step", f"one augmented-Lagrangian trapezoidal step, h = {h:g} s")
-    q = b.input("q", n, "natural coordinates at t")
-    qd = b.input("qd", n, "natural velocities at t")
-    qdd = b.input("qdd", n, "natural accelerations at t")
-    lam = list(b.input("lam", m, "augmented-Lagrangian multipliers (zeros at the start)"))
-    tau = b.input("tau", len(nm.actuated), "joint forces/torques over the step") \
-        if nm.actuated else []
-    hat_d = [b.emit(qd[i] + (2 / h) * q[i]) for i in range(n)]
-    hat_dd = [b.emit(qdd[i] + (4 / h) * qd[i] + (4 / h**2) * q[i]) for i in range(n)]
-    q1 = [b.emit(q[i] + h * qd[i] + 0.5 * h * h * qdd[i]) for i in range(n)]
-    for _ in range(opts.iterations):
-        v1 = [b.emit((2 / h) * q1[i] - hat_d[i]) for i in range(n)]
-        a1 = [b.emit((4 / h**2) * q1[i] - hat_dd[i]) for i in range(n)]
-        pq = ev.phi_q(b, q1)
-        phi = ev.phi(b, q1)
-        rate = _mat_vec(b, pq, v1)
-        weight = [b.emit(alpha[r] * (phi[r] + mu * rate[r]) + lam[r]) for r in range(m)]
-        force = _mat_t_vec(b, pq, weight)
-        ma = _mat_vec(b, mm, a1)
-        forces = ev.forces(b, q1, v1, tau)
-        f = [b.emit(ma[i] + force[i] - forces[i]) for i in range(n)]
-        gram = _gram(b, pq, beta)
-        tangent = [[b.emit((4 / h**2) * mm[i][j] + gram[i][j]) for j in range(n)]
-                   for i in range(n)]
-        factored = sparse.factor_auto(b, tangent)
-        step = sparse.solve(b, factored, f)
-        q1 = [b.emit(q1[i] - step[i]) for i in range(n)]
-        v1 = [b.emit((2 / h) * q1[i] - hat_d[i]) for i in range(n)]
-        phi = ev.phi(b, q1)
-        rate = _mat_vec(b, ev.phi_q(b, q1), v1)
-        lam = [b.emit(lam[r] + alpha[r] * (phi[r] + mu * rate[r])) for r in range(m)]
-    # the projections reuse the last iteration's factored quasi-tangent T = (4/h²)P,
-    # P = M + (h²/4)Φ_qᵀβΦ_q with Φ_q of that iterate: P⁻¹x = T⁻¹((4/h²)x)
-    v1 = [b.emit((2 / h) * q1[i] - hat_d[i]) for i in range(n)]
-    a1 = [b.emit((4 / h**2) * q1[i] - hat_dd[i]) for i in range(n)]
-    scaled_mm = [[(4 / h**2) * x for x in row] for row in mm]
-    v1 = sparse.solve(b, factored, _mat_vec(b, scaled_mm, v1))
-    jdq = ev.phi_q_dot_qdot(b, q1, v1)
-    bias = _mat_t_vec(b, pq, [b.emit(beta[r] * jdq[r]) for r in range(m)])
-    ma = _mat_vec(b, scaled_mm, a1)
-    a1 = sparse.solve(b, factored, [b.emit(ma[i] - bias[i]) for i in range(n)])
-    if opts.alpha is None:  # multiplier filter (solvers.trapezoidal_step)
-        reach = sparse.solve(b, factored, _mat_t_vec(b, pq, lam))
-        lam = [b.emit(beta[r] * x) for r, x in enumerate(_mat_vec(b, pq, reach))]
-    b.output("q_next", n, q1, "natural coordinates at t + h")
-    b.output("qd_next", n, v1, "natural velocities at t + h (projected)")
-    b.output("qdd_next", n, a1, "natural accelerations at t + h (projected)")
-    b.output("lam_next", m, lam, "multipliers to pass to the next step")
     return b.build()
 
 
@@ -562,7 +388,7 @@ def velocities_program(nm: NaturalModel) -> Program | None:
     chosen = independent_joints(nm)
     if len(chosen) == 0 or nm.n - nm.rank(nm.q0) != len(chosen):
         return None
-    ev = _Evaluator(nm)
+    ev = Evaluator(nm)
     b = ProgramBuilder("nc_velocities", "consistent velocities from the independent joint "
                        "rates (" + ", ".join(chosen) + ")")
     q = b.input("q", nm.n, "natural coordinates (assembled)")
@@ -571,9 +397,8 @@ def velocities_program(nm: NaturalModel) -> Program | None:
     g = [[b.emit(from_sympy(e, mp)) if e != 0 else ZERO
           for e in nm.joint_gradient(name)] for name in chosen]
     pq = ev.phi_q(b, q)
-    normal = [[b.emit(x + y) for x, y in zip(r1, r2, strict=True)]
-              for r1, r2 in zip(_gram(b, pq, 1.0), _gram(b, g, 1.0), strict=True)]
-    rhs = _mat_t_vec(b, g, zd)
+    normal = (gram(b, pq, 1.0) + gram(b, g, 1.0)).emit(b)
+    rhs = (Matrix(g, nm.n).T @ zd).emit(b)
     b.output("qd", nm.n, sparse.solve(b, sparse.factor_auto(b, normal), rhs), "natural velocities")
     return b.build()
 
@@ -597,23 +422,20 @@ def body_poses_program(nm: NaturalModel) -> Program:
 
 def assemble_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
     """Damped least-squares Newton-Raphson: (Φ_qᵀΦ_q + εI) Δq = −Φ_qᵀ Φ, ε = 1e-9."""
-    ev = _Evaluator(nm)
+    ev = Evaluator(nm)
     n = nm.n
     b = ProgramBuilder("nc_assemble", "assembly: Newton-Raphson on Phi(q) = 0 from a guess")
-    q = list(b.input("q", n, "rough guess of the natural coordinates"))
+    q = Vector(b.input("q", n, "rough guess of the natural coordinates"))
+    damping = Matrix.constant(1e-9 * np.eye(n))
     for _ in range(opts.assembly_iterations):
         pq = ev.phi_q(b, q)
         phi = ev.phi(b, q)
-        gram = _gram(b, pq, 1.0)
-        normal = [[b.emit(gram[i][j] + (1e-9 if i == j else 0.0)) for j in range(n)]
-                  for i in range(n)]
-        rhs = _mat_t_vec(b, pq, phi)
+        normal = (gram(b, pq, 1.0) + damping).emit(b)
+        rhs = (pq.T @ phi).emit(b)
         step = sparse.solve(b, sparse.factor_auto(b, normal), rhs)
-        q = [b.emit(q[i] - step[i]) for i in range(n)]
+        q = (q - step).emit(b)
     b.output("q_assembled", n, q, "assembled natural coordinates")
     return b.build()
-
-
 
 
 def natural_notes(nm: NaturalModel) -> list[str]:
@@ -682,6 +504,5 @@ __all__ = [
     "mass_matrix_program",
     "natural_model",
     "natural_notes",
-    "step_program",
     "velocities_program",
 ]

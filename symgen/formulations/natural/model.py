@@ -4,8 +4,8 @@ constant mass matrix M and generalized forces Q.
 
 A :class:`NaturalModel` holds everything symbolically (sympy, the expressions are small:
 quadratic polynomials of a few coordinates) and numerically evaluates Φ, Φ_q and Φ̇_q q̇ for
-the reference solvers (:mod:`.solvers`); the generated kernels are built from the same
-expressions (:mod:`.kernels`).
+the reference solvers (:mod:`symgen.reference.natural`); the generated kernels are built
+from the same expressions (:mod:`.kernels`).
 """
 
 from __future__ import annotations
@@ -318,6 +318,14 @@ class NaturalModel:
         ref = self.phi_q(self.q0 if self.q0 is not None else q)
         top = float(np.linalg.eigvalsh(np.asarray(self.mass_matrix, float))[-1])
         return top / max(float(np.linalg.norm(ref, 2)) ** 2, 1e-300)
+
+    def step_penalty(self, h: float, mu: float, alpha: float | None = None,
+                     q: Sequence[float] | None = None) -> np.ndarray:
+        """The penalty matrix's diagonal of the augmented-Lagrangian step of size ``h`` with
+        damping ``mu`` (:func:`.penalty.choose_penalty`; ``alpha``: a uniform one)."""
+        from symgen.formulations.natural.penalty import choose_penalty
+
+        return choose_penalty(self, h, mu, alpha, None if q is None else np.asarray(q)).alpha
 
     def inertialess_motions(self, q: Sequence[float], tol: float = 1e-9) -> np.ndarray:
         """Basis (n × k) of the velocities with no kinetic energy that the constraints allow

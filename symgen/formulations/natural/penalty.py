@@ -45,12 +45,28 @@ Singular positions reached during the motion are handled by the step, not by the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-from symgen.formulations.natural.kernels import NaturalOptions
-from symgen.formulations.natural.model import NaturalModel
+
+class NaturalModel(Protocol):
+    """What the rule reads of :class:`.model.NaturalModel` (no import: the model's
+    :meth:`~.model.NaturalModel.step_penalty` calls this module)."""
+
+    name: str
+    mass_matrix: np.ndarray
+    q0: np.ndarray | None
+
+    @property
+    def m(self) -> int: ...
+
+    def phi_q(self, q: Sequence[float]) -> np.ndarray: ...
+
+    def metric_shift(self, q: Sequence[float] | None = None) -> float: ...
+
 
 #: Multiplier contraction sought per update: 1/(1 + TARGET).
 TARGET = 1e4
@@ -58,9 +74,9 @@ TARGET = 1e4
 KAPPA_MAX = 1e9
 #: Smallest scale ρ (well-conditioned mechanisms: σ_min ≈ 1).
 RHO_MIN = 1e4
-#: The step at and above which the contraction target applies in full: the default step of
-#: :class:`~symgen.formulations.natural.kernels.NaturalOptions`; below it, ρ ∝ h.
-REFERENCE_STEP: float = NaturalOptions.step
+#: The step at and above which the contraction target applies in full, and the default step
+#: of :class:`~symgen.formulations.natural.kernels.NaturalOptions`; below it, ρ ∝ h.
+REFERENCE_STEP: float = 1e-3
 
 
 @dataclass(frozen=True)

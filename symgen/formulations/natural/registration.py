@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from symgen.formulations.natural import kernels as nk
+from symgen.formulations.natural import step as ns
 from symgen.formulations.natural.model import NaturalModel
 from symgen.ir.program import Program
 from symgen.model import Model
@@ -78,7 +79,7 @@ class NaturalFormulation:
         random joint forces, the consistent accelerations (Lagrange with the kernels'
         Baumgarte stabilisation), zero multipliers, random independent rates and the force
         elements' runtime parameters at their defaults."""
-        from symgen.formulations.natural.solvers import assemble, lagrange_accelerations
+        from symgen.reference.natural import assemble, lagrange_accelerations
 
         nm, rng = context.nm, np.random.default_rng(seed)
         alpha = context.options.baumgarte
@@ -188,7 +189,7 @@ def _params(r: NaturalQuery) -> np.ndarray | None:
 
 
 def _lagrange(r: NaturalQuery) -> dict[str, np.ndarray]:
-    from symgen.formulations.natural.solvers import lagrange_accelerations
+    from symgen.reference.natural import lagrange_accelerations
 
     alpha = r.options.baumgarte
     qdd, lam = lagrange_accelerations(r.nm, r.state["q"], r.state["qd"], alpha, alpha,
@@ -197,7 +198,7 @@ def _lagrange(r: NaturalQuery) -> dict[str, np.ndarray]:
 
 
 def _step(r: NaturalQuery) -> dict[str, np.ndarray]:
-    from symgen.formulations.natural.solvers import StepSettings, trapezoidal_step
+    from symgen.reference.natural import StepSettings, trapezoidal_step
 
     o = r.options
     q, qd, qdd, lam = trapezoidal_step(
@@ -208,7 +209,7 @@ def _step(r: NaturalQuery) -> dict[str, np.ndarray]:
 
 
 def _rk4(r: NaturalQuery) -> dict[str, np.ndarray]:
-    from symgen.formulations.natural.solvers import rk4_step
+    from symgen.reference.natural import rk4_step
 
     q, qd, qdd, lam = rk4_step(r.nm, r.state["q"], r.state["qd"], r.state["qdd"],
                                r.options.step, _tau(r), _params(r))
@@ -252,7 +253,7 @@ _kernel("nc_step", "one augmented-Lagrangian trapezoidal step", ("q", "qd", "qdd
          Output("qd_next", _n, "natural velocities at t + h (projected)"),
          Output("qdd_next", _n, "natural accelerations at t + h (projected)"),
          Output("lam_next", _m, "multipliers to pass to the next step")),
-        lambda c: nk.step_program(c.nm, c.options), reference=_step,
+        lambda c: ns.step_program(c.nm, c.options), reference=_step,
         tolerance=STEP_TOLERANCE, float_check=False,
         doc="The step solves with the quasi-tangent (4/h²)M + Φ_qᵀBΦ_q (B ≈ the penalty "
         "matrix), whose condition relative to (4/h²)M the default penalty caps at 1e9; two "
@@ -265,7 +266,7 @@ _kernel("nc_step_rk4", "one index-1 Runge-Kutta 4 step with projections (high ac
          Output("qd_next", _n, "natural velocities at t + h (projected)"),
          Output("qdd_next", _n, "natural accelerations at t + h"),
          Output("lam_next", _m, "Lagrange multipliers at t + h")),
-        lambda c: nk.rk4_step_program(c.nm, c.options), reference=_rk4, float_check=False,
+        lambda c: ns.rk4_step_program(c.nm, c.options), reference=_rk4, float_check=False,
         default=False,
         doc="Fourth order: for accuracy on regular motions (no singular positions); the "
         "trapezoidal nc_step is the robust default (singular positions, stiffness). Not in "

@@ -1,4 +1,4 @@
-"""Numpy reference implementations of the natural-coordinate formulations (García de Jalón &
+"""Numpy reference solvers of the natural-coordinate formulations (García de Jalón &
 Bayo 1994): the generated kernels are checked against these, and these against the book's
 worked example (Ex. 10.5) and the spatial-operator dynamics.
 
@@ -17,13 +17,46 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from symgen.errors import SymgenError
-from symgen.formulations.natural.model import NaturalModel
 
 Array = np.ndarray
+
+
+class NaturalModel(Protocol):
+    """What these solvers read of a natural-coordinate model
+    (:class:`symgen.formulations.natural.model.NaturalModel` has it): sizes, the constant
+    M, Φ, Φ_q, Φ̇_q q̇ and Q at numbers, the metric shift γ of a singular M and the step's
+    penalty rule (:func:`symgen.formulations.natural.penalty.choose_penalty`)."""
+
+    name: str
+    mass_matrix: Array
+
+    @property
+    def n(self) -> int: ...
+
+    @property
+    def m(self) -> int: ...
+
+    @property
+    def mass_matrix_regular(self) -> bool: ...
+
+    def phi(self, q: Sequence[float]) -> Array: ...
+
+    def phi_q(self, q: Sequence[float]) -> Array: ...
+
+    def phi_q_dot_qdot(self, q: Sequence[float], qd: Sequence[float]) -> Array: ...
+
+    def generalized_forces(self, q: Array, qd: Array, tau: Array | None = None,
+                           params: Array | None = None) -> Array: ...
+
+    def metric_shift(self, q: Sequence[float] | None = None) -> float: ...
+
+    def step_penalty(self, h: float, mu: float, alpha: float | None = None,
+                     q: Array | None = None) -> Array: ...
 
 
 def lagrange_accelerations(
@@ -75,7 +108,8 @@ class StepSettings:
     """Settings of :func:`trapezoidal_step`: time step h, penalty α, damping μ (the book
     uses h/μ between 30 and 80; default h/50), and the fixed number of Newton iterations.
 
-    Default penalty: the diagonal matrix of :func:`.penalty.choose_penalty`, chosen from M
+    Default penalty: the diagonal matrix of the model's rule (:meth:`NaturalModel.step_penalty`,
+    i.e. :func:`symgen.formulations.natural.penalty.choose_penalty`), chosen from M
     and Φ_q at the assembled configuration so that each multiplier update contracts the
     multiplier error by ~1e-4 within a roundoff budget (documented there). A scalar
     ``alpha`` is used for every constraint instead."""
@@ -92,9 +126,7 @@ class StepSettings:
     def penalty(self, nm: NaturalModel, q: Array | None = None) -> Array:
         """The penalty matrix's diagonal (one α per constraint; at ``q`` when the model has
         no assembled configuration)."""
-        from symgen.formulations.natural.penalty import choose_penalty
-
-        return choose_penalty(nm, self.h, self.damping, self.alpha, q).alpha
+        return nm.step_penalty(self.h, self.damping, self.alpha, q)
 
 
 def trapezoidal_step(

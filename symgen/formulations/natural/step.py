@@ -1,0 +1,153 @@
+"""The natural-coordinate integration steps as straight-line programs:
+
+- ``nc_step``: one step of the index-3 augmented Lagrangian with the trapezoidal rule
+  (García de Jalón & Bayo 1994, §8.5, eq. 8.124-8.135): positions as unknowns, a fixed
+  number of Newton iterations on the quasi-tangent (4/h²)M + Φ_qᵀβΦ_q (unrolled sparse
+  LDLᵀ), the Heun/Taylor predictor and mass-orthogonal projections (Bayo & Ledesma 1996);
+  h, α, μ and the iteration count are baked in;
+- ``nc_step_rk4``: one classical Runge-Kutta step of the index-1 equations with coordinate
+  projections (Hairer & Wanner 1996, §VII.2).
+
+Both are written in the vector algebra of :mod:`symgen.formulations.dense`, line for line
+their numpy twins :func:`symgen.reference.natural.trapezoidal_step` and
+:func:`symgen.reference.natural.rk4_step`.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from symgen.formulations import sparse
+from symgen.formulations.dense import Diagonal, Matrix, Vector, gram
+from symgen.formulations.natural.kernels import Evaluator, NaturalOptions, lagrange, saddle
+from symgen.formulations.natural.model import NaturalModel
+from symgen.ir.program import Program, ProgramBuilder
+
+#: Iterations of the position projection of :func:`rk4_step_program`: the residual after an
+#: RK4 step is O(h⁵); the first iteration is a Newton step (residual O(|Δq|²) after it, the
+#: constraints being quadratic), the second a chord step with the same Jacobian (O(|Δq|³)).
+PROJECTION_ITERATIONS = 2
+
+
+def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
+    """One index-3 augmented-Lagrangian trapezoidal step (book §8.5; it reproduces
+    :func:`symgen.reference.natural.trapezoidal_step` operation for operation):
+
+    q̇ = (2/h) q − q̂̇, q̈ = (4/h²) q − q̂̈ (eq. 8.128-8.129); Newton on
+    f(q) = M q̈ + Φ_qᵀ(α(Φ + μΦ̇) + λ*) − Q (eq. 8.131-8.132) with the quasi-tangent
+    (4/h²)M + Φ_qᵀβΦ_q, β = α(1 + 2μ/h) (eq. 8.133-8.134), from the predictor
+    q + h q̇ + (h²/2) q̈ (eq. 8.135); λ* ← λ* + α(Φ + μΦ̇) after each iteration (eq. 8.126);
+    then the projections P q̇ = M q̇*, P q̈ = M q̈* − (h²/4)Φ_qᵀβ Φ̇_q q̇ with the last
+    factored quasi-tangent, and (model-derived penalty) the multiplier filter
+    λ* ← (h²/4) β Φ_q P⁻¹ Φ_qᵀ λ*."""
+    ev = Evaluator(nm)
+    n, m = nm.n, nm.m
+    h = opts.step
+    choice = opts.penalty(nm)
+    if choice.warning:
+        warnings.warn(choice.warning, stacklevel=2)
+    mu = opts.damping
+    A = Diagonal(choice.alpha)  # α
+    B = Diagonal(a * (1 + 2 * mu / h) for a in A.d)  # β = α(1 + 2μ/h), eq. 8.133
+    M = Matrix.constant(np.asarray(nm.mass_matrix, float))
+    inertia = (4 / h**2) * M  # ∂(M q̈)/∂q
+    b = ProgramBuilder("nc_step", f"one augmented-Lagrangian trapezoidal step, h = {h:g} s")
+    q = Vector(b.input("q", n, "natural coordinates at t"))
+    qd = Vector(b.input("qd", n, "natural velocities at t"))
+    qdd = Vector(b.input("qdd", n, "natural accelerations at t"))
+    lam = Vector(b.input("lam", m, "augmented-Lagrangian multipliers (zeros at the start)"))
+    tau = b.input("tau", len(nm.actuated), "joint forces/torques over the step") \
+        if nm.actuated else []
+    hat_d = (qd + (2 / h) * q).emit(b)  # q̂̇, eq. 8.129
+    hat_dd = (qdd + (4 / h) * qd + (4 / h**2) * q).emit(b)  # q̂̈
+    q1 = (q + h * qd + 0.5 * h * h * qdd).emit(b)  # predictor, eq. 8.135
+    for _ in range(opts.iterations):
+        v1 = ((2 / h) * q1 - hat_d).emit(b)  # eq. 8.128
+        a1 = ((4 / h**2) * q1 - hat_dd).emit(b)
+        pq = ev.phi_q(b, q1)
+        phi = ev.phi(b, q1)
+        rate = (pq @ v1).emit(b)  # Φ̇ = Φ_q q̇
+        weight = (A @ (phi + mu * rate) + lam).emit(b)  # α(Φ + μΦ̇) + λ*
+        force = (pq.T @ weight).emit(b)
+        ma = (M @ a1).emit(b)
+        forces = ev.forces(b, q1, v1, tau)
+        f = (ma + force - forces).emit(b)  # eq. 8.132
+        tangent = (inertia + gram(b, pq, B.d)).emit(b)  # eq. 8.134
+        factored = sparse.factor_auto(b, tangent)
+        step = sparse.solve(b, factored, f)
+        q1 = (q1 - step).emit(b)  # eq. 8.131
+        v1 = ((2 / h) * q1 - hat_d).emit(b)
+        phi = ev.phi(b, q1)
+        rate = (ev.phi_q(b, q1) @ v1).emit(b)
+        lam = (lam + A @ (phi + mu * rate)).emit(b)  # eq. 8.126
+    # the projections reuse the last iteration's factored quasi-tangent T = (4/h²)P,
+    # P = M + (h²/4)Φ_qᵀβΦ_q with Φ_q of that iterate: P⁻¹x = T⁻¹((4/h²)x)
+    v1 = ((2 / h) * q1 - hat_d).emit(b)
+    a1 = ((4 / h**2) * q1 - hat_dd).emit(b)
+    v1 = Vector(sparse.solve(b, factored, (inertia @ v1).emit(b)))  # P q̇ = M q̇*
+    jdq = ev.phi_q_dot_qdot(b, q1, v1)
+    bias = (pq.T @ (B @ jdq).emit(b)).emit(b)
+    ma = (inertia @ a1).emit(b)
+    a1 = sparse.solve(b, factored, (ma - bias).emit(b))  # P q̈ = M q̈* − (h²/4)Φ_qᵀβΦ̇_q q̇
+    if opts.alpha is None:  # the multiplier filter (reference.natural.trapezoidal_step)
+        reach = sparse.solve(b, factored, (pq.T @ lam).emit(b))
+        lam = (B @ (pq @ reach).emit(b)).emit(b)
+    b.output("q_next", n, q1, "natural coordinates at t + h")
+    b.output("qd_next", n, v1, "natural velocities at t + h (projected)")
+    b.output("qdd_next", n, a1, "natural accelerations at t + h (projected)")
+    b.output("lam_next", m, lam, "multipliers to pass to the next step")
+    return b.build()
+
+
+def rk4_step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
+    """One classical Runge-Kutta step (order 4) of the index-1 equations (the Lagrange
+    multipliers of :func:`.kernels.accelerations_program` without Baumgarte terms), then
+    coordinate projections onto the constraint manifold (Hairer, Lubich & Roche 1989; Hairer
+    & Wanner 1996, §VII.2): ``PROJECTION_ITERATIONS`` chord Newton steps Δq = −W S⁻¹Φ in the
+    metric A (mass-orthogonal), then q̇ ← q̇ − W S⁻¹ Φ_q q̇, and the accelerations and
+    multipliers at the new state (the next step's first stage). The input ``qdd`` is the
+    first stage (the accelerations at (q, q̇), as returned by ``nc_accelerations`` with
+    ``baumgarte`` 0 or by the previous step); ``lam`` is not read (the same signature as
+    ``nc_step``). Reference: :func:`symgen.reference.natural.rk4_step`."""
+    ev = Evaluator(nm)
+    n, m = nm.n, nm.m
+    h = opts.step
+    b = ProgramBuilder("nc_step_rk4", f"one index-1 Runge-Kutta 4 step with projections, "
+                       f"h = {h:g} s")
+    q = Vector(b.input("q", n, "natural coordinates at t (assembled)"))
+    qd = Vector(b.input("qd", n, "natural velocities at t (consistent)"))
+    qdd = Vector(b.input("qdd", n, "natural accelerations at t (from nc_accelerations or "
+                         "the previous step)"))
+    b.input("lam", m, "unused (the signature of nc_step)")
+    tau = b.input("tau", len(nm.actuated), "joint forces/torques over the step") \
+        if nm.actuated else []
+
+    def accel(qs: Vector, vs: Vector) -> Vector:
+        return lagrange(b, nm, ev, qs, vs, tau, 0.0)[0]
+
+    k1q, k1v = qd, qdd
+    q2, k2q = (q + h / 2 * k1q).emit(b), (qd + h / 2 * k1v).emit(b)
+    k2v = accel(q2, k2q)
+    q3, k3q = (q + h / 2 * k2q).emit(b), (qd + h / 2 * k2v).emit(b)
+    k3v = accel(q3, k3q)
+    q4, k4q = (q + h * k3q).emit(b), (qd + h * k3v).emit(b)
+    k4v = accel(q4, k4q)
+    q1 = (q + h / 6 * (k1q + 2 * k2q + 2 * k3q + k4q)).emit(b)
+    v1 = (qd + h / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)).emit(b)
+    sd = saddle(b, nm, ev.phi_q(b, q1))
+    for _ in range(PROJECTION_ITERATIONS):
+        q1 = (q1 + sd.correction(b, n, ev.phi(b, q1))).emit(b)  # Δq = −W S⁻¹Φ
+    pq = ev.phi_q(b, q1)
+    sd = saddle(b, nm, pq)
+    v1 = (v1 + sd.correction(b, n, (pq @ v1).emit(b))).emit(b)  # q̇ ← q̇ − W S⁻¹Φ_q q̇
+    a1, lam1, _, _ = lagrange(b, nm, ev, q1, v1, tau, 0.0, (sd, pq))
+    b.output("q_next", n, q1, "natural coordinates at t + h (projected)")
+    b.output("qd_next", n, v1, "natural velocities at t + h (projected)")
+    b.output("qdd_next", n, a1, "natural accelerations at t + h")
+    b.output("lam_next", m, lam1, "Lagrange multipliers at t + h")
+    return b.build()
+
+
+__all__ = ["PROJECTION_ITERATIONS", "rk4_step_program", "step_program"]
