@@ -46,9 +46,9 @@ from typing import Any
 import numpy as np
 
 import symgen
-from symgen.formulations.tree_kernels import ReferenceQuery, TreeContext
+from symgen.apps.verify.reference_queries import REFERENCES, ReferenceQuery
+from symgen.formulations.tree.context import TreeContext
 from symgen.peers.pinocchio import Bridge, pin_model_from_symgen
-from symgen.registry import get
 from symgen.robots import robot_urdf
 
 from .common import (
@@ -195,7 +195,7 @@ def reference_matrices(model: symgen.Model, states: Mapping[str, np.ndarray]
     numpy references the registry gives the derivative kernels)."""
     state = {k: states[k][0] for k in ("q", "v", "a", "tau")}
     query = ReferenceQuery(model, state, None, TreeContext(model))
-    out = {**get(ID).reference(query), **get(FD).reference(query)}
+    out = {**REFERENCES[ID](query), **REFERENCES[FD](query)}
     return {key: np.asarray(out[name]) for _, name, key in MATRICES}
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from symgen import registry
 from symgen.cnames import c_identifier
 from symgen.errors import SymgenError
-from symgen.formulations.tree_options import (
+from symgen.formulations.tree.options import (
     FD_METHODS,
     PARTITION_CHOICES,
     Options,

@@ -1,5 +1,5 @@
 """The tree formulation's kernel catalogue, as the registry holds it
-(:mod:`symgen.registry`; declared in :mod:`symgen.formulations.tree_kernels`).
+(:mod:`symgen.registry`; declared in :mod:`symgen.formulations.tree`).
 
 ``KERNELS`` maps each tree kernel's name to its :class:`~symgen.registry.Kernel`;
 ``DEFAULT_KERNELS`` are those :func:`symgen.generate` builds when none are named (the two

@@ -2,7 +2,7 @@
 4th ed., 2013, §5.4.2): the rows of a matrix picked one at a time, each the one farthest
 from the span of those picked before. Used for constant choices made at generation: the
 independent loop rows (:mod:`symgen.loops.analysis`) and the base inertial parameters
-(:mod:`symgen.apps.identification`, on the columns)."""
+(:mod:`symgen.reference.base_parameters`, on the columns)."""
 
 from __future__ import annotations
 

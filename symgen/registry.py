@@ -3,25 +3,27 @@
 A :class:`Kernel` declares its formulation, its inputs and its outputs (several allowed) with
 shapes as functions of the formulation's context (the model, or the natural-coordinate model
 built from it), its derivation (a function returning the unoptimised
-:class:`~symgen.ir.program.Program`), its numpy reference, its Pinocchio counterpart if any, how
-results are compared, and its documentation. A formulation registers its kernels with
-:func:`register` when its registration module is imported (:data:`REGISTRATION_MODULES`);
+:class:`~symgen.ir.program.Program`), how results are compared, and its documentation. Its
+numpy reference and Pinocchio counterpart are verify's, by kernel name
+(:mod:`symgen.apps.verify.reference_queries`, :mod:`symgen.apps.verify.pinocchio_queries`).
+A formulation registers its kernels with :func:`register` when its registration module is
+imported (:data:`REGISTRATION_MODULES`);
 :func:`symgen.generate.generate`, the C emission, :mod:`symgen.apps.verify`, the command line and
 the tests iterate the registry and never switch on a kernel's name.
 
 To add a kernel: declare it with :func:`register` in its formulation's registration module
-(``symgen/formulations/tree_kernels.py`` or ``symgen/formulations/natural/registration.py``),
-next to a derivation function, and add its test (see ``docs/architecture.md``).
+(a ``symgen/formulations/tree/catalogue_*.py`` module or
+``symgen/formulations/natural/registration.py``), next to a derivation function, add its
+reference to :mod:`symgen.apps.verify.reference_queries` and its test (see
+``docs/architecture.md``).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-
-import numpy as np
 
 from symgen.errors import SymgenError
 from symgen.ir.program import Program
@@ -29,7 +31,12 @@ from symgen.model import Model
 
 #: Modules whose import registers a formulation's kernels, in catalogue order.
 REGISTRATION_MODULES = (
-    "symgen.formulations.tree_kernels",
+    "symgen.formulations.tree.catalogue_dynamics",
+    "symgen.formulations.tree.catalogue_loops",
+    "symgen.formulations.tree.catalogue_derivatives",
+    "symgen.formulations.tree.catalogue_identification",
+    "symgen.formulations.tree.catalogue_embedding",
+    "symgen.formulations.tree.formulation",
     "symgen.formulations.natural.registration",
 )
 
@@ -64,8 +71,6 @@ class Kernel:
       them; ``params`` and ``f_ext`` are added when the model or the options call for them);
     - ``derive(context, target) -> Program``: the unoptimised program (``target`` carries the
       program name, the frame of a per-frame kernel and the variant being tried);
-    - ``reference(query) -> {output: array}``: the independent numpy value at one state;
-    - ``pinocchio(query) -> {output: array} | None``: Pinocchio's value, where it has one;
     - ``variants``: for a kernel computed by the cheapest of several derivations, the
       registered kernels it may take its program from (``forward_dynamics``: ``aba`` or
       ``ltdl``), chosen by an option of the formulation; ``loop_variants`` replace them for
@@ -98,8 +103,6 @@ class Kernel:
     inputs: tuple[str, ...]
     outputs: tuple[Output, ...]
     derive: Callable[[Any, Any], Program]
-    reference: Callable[[Any], Mapping[str, np.ndarray]] | None = None
-    pinocchio: Callable[[Any], Mapping[str, np.ndarray] | None] | None = None
     comparison: str = "relative"
     per_frame: bool = False
     takes_forces: bool = False

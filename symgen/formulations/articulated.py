@@ -33,7 +33,7 @@ from symgen.formulations.recursions import (
     motion_pass,
     root_acceleration,
 )
-from symgen.formulations.tree import Hinge, SymbolicTree
+from symgen.formulations.tree.hinges import Hinge, SymbolicTree
 from symgen.ir.expr import Expr, esum
 from symgen.ir.program import ProgramBuilder
 from symgen.spatial import (

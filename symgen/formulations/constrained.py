@@ -60,7 +60,7 @@ from symgen.formulations import dense
 from symgen.formulations.loop_constraints import bias, constraints, jacobian
 from symgen.formulations.ltdl import factored_forward_dynamics, ltdl_solve
 from symgen.formulations.recursions import inverse_dynamics as tree_inverse_dynamics
-from symgen.formulations.tree import SymbolicTree
+from symgen.formulations.tree.hinges import SymbolicTree
 from symgen.ir.expr import Expr, esum
 from symgen.ir.program import ProgramBuilder
 from symgen.loops.actuation import Split

@@ -28,23 +28,23 @@ solve skips the structural zeros of both the factor and the column).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from symgen.errors import SymgenError
+from symgen.formulations.tree.context import TreeContext, TreeTarget
 from symgen.ir.autodiff import Tangent, adjoint, jacobian, replay, seeds
 from symgen.ir.expr import ONE, ZERO, Expr, esum
 from symgen.ir.optimize import optimize
 from symgen.ir.program import Program, ProgramBuilder
+from symgen.model import JointType, Model
+from symgen.registry import get
 from symgen.spatial import skew
 
 
-def inner_program(context: Any, kernel: str, name: str, method: str = "",
+def inner_program(context: TreeContext, kernel: str, name: str, method: str = "",
                   frame: str | None = None) -> Program:
     """The optimised program of registered kernel ``kernel`` for ``context`` (no
     partitioning; derivation ``method``, default the kernel's first; ``frame`` for a
     per-frame kernel), to be replayed."""
-    from symgen.formulations.tree_kernels import TreeTarget
-    from symgen.registry import get
-
     spec = get(kernel)
     target = TreeTarget(f"{name}__{kernel}", frame=frame, method=method)
     return optimize(spec.derive(context, target, spec))
@@ -55,7 +55,7 @@ def _pass_through(inputs: dict[str, list[Expr]], program: Program) -> dict[str, 
     return {s.name: inputs[s.name] for s in program.inputs if s.name in inputs}
 
 
-def perturbed_configuration(b: ProgramBuilder, context: Any, name: str,
+def perturbed_configuration(b: ProgramBuilder, context: TreeContext, name: str,
                             inputs: dict[str, list[Expr]],
                             directions: Sequence[Tangent] | None = None
                             ) -> tuple[list[Expr], list[Tangent]]:
@@ -75,7 +75,7 @@ def _matrix(tangents: Sequence[Tangent], start: int, n: int) -> list[list[Expr]]
     return jacobian(tangents, range(start, start + n))
 
 
-def inverse_dynamics_derivatives(b: ProgramBuilder, context: Any, name: str,
+def inverse_dynamics_derivatives(b: ProgramBuilder, context: TreeContext, name: str,
                                  inputs: dict[str, list[Expr]], method: str = "forward"
                                  ) -> dict[str, list[Expr]]:
     """∂τ/∂q (tangent space) and ∂τ/∂v of the Newton-Euler program, by ``method``
@@ -105,7 +105,7 @@ def _reverse_rows(b: ProgramBuilder, program: Program, values: dict[str, list[Ex
     return d_q, d_v
 
 
-def forward_dynamics_derivatives(b: ProgramBuilder, context: Any, name: str,
+def forward_dynamics_derivatives(b: ProgramBuilder, context: TreeContext, name: str,
                                  inputs: dict[str, list[Expr]], method: str
                                  ) -> dict[str, list[Expr]]:
     """∂q̈/∂q, ∂q̈/∂v, ∂q̈/∂τ by ``method`` ``"direct"``, ``"via_id"`` or ``"via_ltdl"``
@@ -140,14 +140,14 @@ def forward_dynamics_derivatives(b: ProgramBuilder, context: Any, name: str,
             "dqdd_dtau": [x for row in minv for x in row]}
 
 
-def _via_factor(b: ProgramBuilder, context: Any, name: str, inputs: dict[str, list[Expr]],
+def _via_factor(b: ProgramBuilder, context: TreeContext, name: str, inputs: dict[str, list[Expr]],
                 q: list[Expr], q_tangent: Sequence[Tangent], inverse: Program
                 ) -> dict[str, list[Expr]]:
     """``via_ltdl``: one LᵀDL factor of M(q) (Featherstone 2008, Table 6.3) solves for q̈
     itself (τ − ID(q, v, 0)), then for every column of −∂ID/∂x at q̈ and of the identity
     (M⁻¹)."""
     from symgen.formulations.ltdl import dof_parents, ltdl, ltdl_solve
-    from symgen.formulations.tree import build_tree
+    from symgen.formulations.tree.hinges import build_tree
 
     nv = context.model.nv
     mass = inner_program(context, "mass_matrix", name)
@@ -174,14 +174,13 @@ def _via_factor(b: ProgramBuilder, context: Any, name: str, inputs: dict[str, li
             "dqdd_dtau": solved(unit, 1.0)}
 
 
-def lie_term(model: Any, v: Sequence[Expr]) -> list[list[Expr]]:
+def lie_term(model: Model, v: Sequence[Expr]) -> list[list[Expr]]:
     """∂δ̇/∂δ (nv × nv): −ad_V on the joints whose configuration is a Lie group (spherical:
     −[ω]×; free: −[[ω×, 0], [v×, ω×]] in [ω; v] order), zero on vector joints.
 
     With q_true = q ⊕ δ and the body rates v_true = v + ν, q_true's rate is
     Ad_{exp(−δ)} v + J_r(δ) δ̇, so to first order δ̇ = ν − ad_v δ (Murray, Li & Sastry 1994,
     §2.4, the adjoint map; Sola, Deray & Atchuthan, "A micro Lie theory", 2018, §IV)."""
-    from symgen.model import JointType
 
     nv = model.nv
     out: list[list[Expr]] = [[ZERO] * nv for _ in range(nv)]
@@ -203,7 +202,7 @@ def lie_term(model: Any, v: Sequence[Expr]) -> list[list[Expr]]:
     return out
 
 
-def linearization(b: ProgramBuilder, context: Any, name: str, inputs: dict[str, list[Expr]],
+def linearization(b: ProgramBuilder, context: TreeContext, name: str, inputs: dict[str, list[Expr]],
                   method: str) -> dict[str, list[Expr]]:
     """A and B of ẋ = f(x, u), x = (q ⊕ δ, v) in the tangent space at δ = 0, u = τ:
     A = [[−ad_v, I], [∂q̈/∂q, ∂q̈/∂v]], B = [[0], [M⁻¹]] (:func:`lie_term`)."""
@@ -225,7 +224,7 @@ def _state_space(lie: Sequence[Sequence[Expr]], d: dict[str, list[Expr]]
     return {"A": _flat(a_rows), "B": _flat(b_rows)}
 
 
-def frame_jacobian_time_derivative(b: ProgramBuilder, context: Any, name: str,
+def frame_jacobian_time_derivative(b: ProgramBuilder, context: TreeContext, name: str,
                                    inputs: dict[str, list[Expr]], frame: str
                                    ) -> dict[str, list[Expr]]:
     """J̇ = dJ(q ⊕ t v)/dt at t = 0: the ``frame_jacobian`` program's tangent along the one
@@ -240,13 +239,13 @@ def frame_jacobian_time_derivative(b: ProgramBuilder, context: Any, name: str,
 
 
 # ---------------------------------------------------------------- constraint embedding
-def embedding_directions(b: ProgramBuilder, context: Any, q: Sequence[Expr],
+def embedding_directions(b: ProgramBuilder, context: TreeContext, q: Sequence[Expr],
                          params: Sequence[Expr]) -> list[Tangent]:
     """The columns of X_S over every coordinate, as tangents (one per velocity coordinate,
     direction k = independent coordinate k): on the loop manifold q(θ_R) moves as
     q ⊕ (X_S δ_R) to first order, since Φ(q) = 0 and Y X_S = 0 (Jain 2009, eq. 11)."""
     from symgen.formulations import embedded
-    from symgen.formulations.tree import build_tree
+    from symgen.formulations.tree.hinges import build_tree
 
     tree = build_tree(context.model, b, q, params, snap=context.snap)
     emb = embedded.embedding_map(b, tree, context.loop_rows,
@@ -259,7 +258,7 @@ def embedding_directions(b: ProgramBuilder, context: Any, q: Sequence[Expr],
             for i in range(context.model.nv)]
 
 
-def _embedded_tangents(b: ProgramBuilder, context: Any, name: str,
+def _embedded_tangents(b: ProgramBuilder, context: TreeContext, name: str,
                        inputs: dict[str, list[Expr]], kernel: str, rates: str, last: str,
                        last_size: int, method: str = "") -> dict[str, list[Tangent]]:
     """Tangents of embedded kernel ``kernel``'s outputs along δ_R (directions 0 … r − 1:
@@ -277,7 +276,7 @@ def _embedded_tangents(b: ProgramBuilder, context: Any, name: str,
     return tangents
 
 
-def embedded_inverse_dynamics_derivatives(b: ProgramBuilder, context: Any, name: str,
+def embedded_inverse_dynamics_derivatives(b: ProgramBuilder, context: TreeContext, name: str,
                                           inputs: dict[str, list[Expr]]
                                           ) -> dict[str, list[Expr]]:
     """∂T_R/∂θ_R (along the loop manifold) and ∂T_R/∂θ̇_R of embedded inverse dynamics
@@ -288,7 +287,7 @@ def embedded_inverse_dynamics_derivatives(b: ProgramBuilder, context: Any, name:
     return {"dtau_dq": _flat(_matrix(tau, 0, r)), "dtau_dv": _flat(_matrix(tau, r, r))}
 
 
-def embedded_forward_dynamics_derivatives(b: ProgramBuilder, context: Any, name: str,
+def embedded_forward_dynamics_derivatives(b: ProgramBuilder, context: TreeContext, name: str,
                                           inputs: dict[str, list[Expr]], method: str = ""
                                           ) -> dict[str, list[Expr]]:
     """∂θ̈_R/∂θ_R (along the loop manifold), ∂θ̈_R/∂θ̇_R and ∂θ̈_R/∂τ = (XᵀMX)⁻¹Xᵀ of
@@ -301,7 +300,7 @@ def embedded_forward_dynamics_derivatives(b: ProgramBuilder, context: Any, name:
             "dqdd_dtau": _flat(_matrix(a, 2 * r, nv))}
 
 
-def embedded_linearization(b: ProgramBuilder, context: Any, name: str,
+def embedded_linearization(b: ProgramBuilder, context: TreeContext, name: str,
                            inputs: dict[str, list[Expr]], method: str = ""
                            ) -> dict[str, list[Expr]]:
     """A and B of ẋ = f(x, τ) in the independent coordinates, x = (θ_R ⊕ δ_R, θ̇_R):
@@ -317,12 +316,9 @@ def embedded_linearization(b: ProgramBuilder, context: Any, name: str,
     return _state_space([[lie[i][j] for j in independent] for i in independent], d)
 
 
-def _check_lie_joints(model: Any, independent: set[int]) -> None:
+def _check_lie_joints(model: Model, independent: set[int]) -> None:
     """A spherical or free joint must be wholly independent or wholly dependent: the
     first-order error dynamics −ad_v of one split between the two are not derived."""
-    from symgen.errors import SymgenError
-    from symgen.model import JointType
-
     for joint in model.independent_joints:
         if joint.type not in (JointType.SPHERICAL, JointType.FREE):
             continue

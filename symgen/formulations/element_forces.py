@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from symgen.formulations.kinematics import frame_pose, jacobian_columns, world_poses
 from symgen.formulations.recursions import accumulate
-from symgen.formulations.tree import (
+from symgen.formulations.tree.hinges import (
     Constants,
     CutFrames,
     FrameRef,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from symgen.formulations.recursions import acceleration_pass, accumulate, joint_map, motion_pass
-from symgen.formulations.tree import FrameRef, SymbolicTree
+from symgen.formulations.tree.hinges import FrameRef, SymbolicTree
 from symgen.ir.expr import Expr, esum
 from symgen.ir.program import ProgramBuilder
 from symgen.spatial import (

@@ -42,7 +42,7 @@ from symgen.formulations.recursions import (
     motion_pass,
     root_acceleration,
 )
-from symgen.formulations.tree import CutFrames, FrameRef, SymbolicTree, build_tree
+from symgen.formulations.tree.hinges import CutFrames, FrameRef, SymbolicTree, build_tree
 from symgen.ir.expr import ONE, Expr, Less, esum, select
 from symgen.ir.program import ProgramBuilder
 from symgen.model import JointType, Model

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from symgen.formulations.recursions import inverse_dynamics, mass_matrix
-from symgen.formulations.tree import SymbolicTree
+from symgen.formulations.tree.hinges import SymbolicTree
 from symgen.ir.expr import Expr
 from symgen.ir.program import ProgramBuilder
 from symgen.spatial import ONE, ZERO

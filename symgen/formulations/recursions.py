@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from symgen.formulations.tree import Hinge, SymbolicTree
+from symgen.formulations.tree.hinges import Hinge, SymbolicTree
 from symgen.ir.expr import Expr
 from symgen.ir.program import ProgramBuilder
 from symgen.spatial import ZERO, Force, Inertia, JointMap, JointVector, Motion

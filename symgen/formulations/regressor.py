@@ -21,20 +21,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from symgen.formulations.recursions import inverse_dynamics
-from symgen.formulations.tree import build_tree
+from symgen.formulations.tree.hinges import build_tree
 from symgen.ir.autodiff import jacobian, replay, seeds
 from symgen.ir.expr import ZERO, Expr
 from symgen.ir.optimize import optimize
 from symgen.ir.program import ProgramBuilder
 from symgen.model import Model
+from symgen.reference.regressor import PARAMETER_NAMES, PARAMETERS_PER_BODY
 from symgen.spatial import Inertia, mat3, vec3
-
-#: Parameters per body, and their names (docs/identification.md).
-PARAMETERS_PER_BODY = 10
-PARAMETER_NAMES = ("m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 
 
 def parameter_inertia(pi: Sequence[Expr]) -> Inertia:
@@ -71,17 +66,4 @@ def regressor(b: ProgramBuilder, model: Model, inputs: dict[str, list[Expr]],
     return [x for row in jacobian(tangents["tau"], range(n)) for x in row]
 
 
-def inertial_parameters(model: Model, params: dict[str, float] | None = None) -> np.ndarray:
-    """π of ``model`` (10 per body, module documentation), at its parameter values."""
-    out = []
-    for body in model.resolve(params).bodies:
-        m = float(body.mass)
-        c = np.array(body.com, float)
-        inertia = np.array(body.inertia, float) + m * (c @ c * np.eye(3) - np.outer(c, c))
-        out += [m, *(m * c), inertia[0, 0], inertia[0, 1], inertia[1, 1], inertia[0, 2],
-                inertia[1, 2], inertia[2, 2]]
-    return np.array(out)
-
-
-__all__ = ["PARAMETERS_PER_BODY", "PARAMETER_NAMES", "inertial_parameters",
-           "parameter_inertia", "regressor"]
+__all__ = ["PARAMETERS_PER_BODY", "PARAMETER_NAMES", "parameter_inertia", "regressor"]

@@ -1,12 +1,12 @@
 """One tree kernel's program, derived outside :func:`symgen.generate.generate`: the entry
 point for code that needs a single unoptimised program of the tree formulation (the natural
 modellers' numeric conversions, tests). The kernels themselves are declared in
-:mod:`.tree_kernels`."""
+:mod:`symgen.formulations.tree`."""
 
 from __future__ import annotations
 
-from symgen.formulations.tree import SNAP_TOLERANCE
-from symgen.formulations.tree_kernels import TreeContext, TreeTarget
+from symgen.formulations.tree.context import TreeContext, TreeTarget
+from symgen.formulations.tree.hinges import SNAP_TOLERANCE
 from symgen.ir.program import Program
 from symgen.model import Model
 from symgen.registry import get

@@ -10,7 +10,7 @@ from random_models import parametric_arm
 from cli_runner import run_split
 from paths import EXAMPLES
 
-import symgen.apps.verify
+import symgen.apps.verify.checks
 from symgen import ModelError
 
 PENDULUM = str(EXAMPLES / "double_pendulum.yaml")
@@ -107,7 +107,7 @@ def test_verify_prints_a_table_and_passes():
 
 
 def test_verify_exits_non_zero_past_tolerance(monkeypatch):
-    monkeypatch.setattr(symgen.apps.verify, "DOUBLE_TOLERANCE", 0.0)
+    monkeypatch.setattr(symgen.apps.verify.checks, "DOUBLE_TOLERANCE", 0.0)
     result = run_split("verify", PENDULUM, "--states", "3", "--kernels", "mass_matrix_inverse")
     assert result.exit_code == 1
     assert "FAIL" in result.stdout and "FAILED" in result.stderr

@@ -26,7 +26,8 @@ from symgen import reference as ref
 from symgen.apps.verify import random_states, verify_compiled
 from symgen.errors import SymgenError
 from symgen.formulations.loop_constraints import ASSEMBLY_DAMPING, ASSEMBLY_ITERATIONS
-from symgen.formulations.tree_kernels import TreeTarget, tree_program
+from symgen.formulations.tree.context import TreeTarget
+from symgen.formulations.tree.derivation import tree_program
 from symgen.ir.printer import program_lines
 from symgen.loops import LoopClosure
 from symgen.loops.actuation import actuation, independent_coordinates

@@ -26,7 +26,7 @@ import pytest
 from random_models import build, random_spec, random_state
 
 import symgen
-from symgen.formulations.tree_kernels import DERIVATIVE_METHODS
+from symgen.formulations.tree.catalogue_derivatives import DERIVATIVE_METHODS
 from symgen.ir.printer import evaluate
 from symgen.robots import robot_urdf
 
@@ -124,7 +124,7 @@ def test_robot_derivatives_match_pinocchio(name, floating):
 def test_every_inverse_derivative_method_matches_pinocchio(method):
     """Forward and reverse mode of inverse_dynamics_derivatives (the kernel keeps the
     cheaper), their programs evaluated in Python, against Pinocchio on the UR5."""
-    from symgen.formulations.tree_kernels import TreeContext, TreeTarget
+    from symgen.formulations.tree.context import TreeContext, TreeTarget
     from symgen.registry import get
 
     model = symgen.load(robot_urdf("ur5"), couplings=False)
@@ -143,7 +143,7 @@ def test_every_inverse_derivative_method_matches_pinocchio(method):
 def test_every_forward_derivative_method_matches_pinocchio(method):
     """Each derivation of forward_dynamics_derivatives (the kernel keeps the cheapest), its
     program evaluated in Python, against Pinocchio's computeABADerivatives on the UR5."""
-    from symgen.formulations.tree_kernels import TreeContext, TreeTarget
+    from symgen.formulations.tree.context import TreeContext, TreeTarget
     from symgen.registry import get
 
     model = symgen.load(robot_urdf("ur5"), couplings=False)

@@ -12,7 +12,7 @@ from random_models import parametric_arm, random_model, random_state
 
 import symgen
 from symgen import reference as ref
-from symgen.formulations.tree import PARTITIONABLE
+from symgen.formulations.tree.hinges import PARTITIONABLE
 from symgen.ir.printer import program_lines
 from symgen.kernels import DEFAULT_KERNELS, KERNELS
 from symgen.model import ModelBuilder

@@ -1,6 +1,6 @@
 """The inertial-parameter regressor (``regressor``: the Newton-Euler program differentiated
 along the parameters, symgen.formulations.regressor) and the base parameters
-(symgen.apps.identification, ``base_regressor``), compiled, against
+(symgen.reference.base_parameters, ``base_regressor``), compiled, against
 
 - Pinocchio's computeJointTorqueRegressor (same parameter order per body; rows and blocks
   matched by joint names) on the UR5, the Panda (fingers as independent joints) and the
@@ -27,7 +27,7 @@ from paths import EXAMPLES, ROOT
 from random_models import build, random_spec, random_state
 
 import symgen
-from symgen.apps.identification import base_parameters, inertial_parameters
+from symgen.reference.base_parameters import base_parameters, inertial_parameters
 from symgen.reference import random_configuration
 from symgen.robots import robot_urdf
 

@@ -1,9 +1,10 @@
 """The natural-coordinate formulation's kernels (García de Jalón & Bayo 1994), registered in
-:mod:`symgen.registry`: inputs, outputs, derivation and numpy reference of each, and the
+:mod:`symgen.registry`: inputs, outputs and derivation of each, and the
 formulation :func:`symgen.generate.generate` reaches with :class:`NaturalOptions`
 (``generate(model, options=NaturalOptions())``, or natural kernel names).
 
-The derivations are the program builders of :mod:`.kernels`; the references are the
+The derivations are the program builders of :mod:`.kernels`; the references (verify's,
+:mod:`symgen.apps.verify.reference_queries`) are the
 numeric model (:class:`.model.NaturalModel`) and the solvers of :mod:`.solvers`.
 """
 
@@ -16,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from symgen.formulations.natural import kernels as nk
-from symgen.formulations.natural import step as ns
 from symgen.formulations.natural.model import NaturalModel
 from symgen.ir.program import Program
 from symgen.model import Model
@@ -79,7 +79,7 @@ class NaturalFormulation:
         random joint forces, the consistent accelerations (Lagrange with the kernels'
         Baumgarte stabilisation), zero multipliers, random independent rates and the force
         elements' runtime parameters at their defaults."""
-        from symgen.reference.natural import assemble, lagrange_accelerations
+        from symgen.formulations.natural.solvers import assemble, lagrange_accelerations
 
         nm, rng = context.nm, np.random.default_rng(seed)
         alpha = context.options.baumgarte
@@ -170,90 +170,36 @@ def _joints(c: NaturalContext) -> tuple[int, ...]:
     return (len(c.nm.joint_coordinates),)
 
 
-@dataclass
-class NaturalQuery:
-    """One state of a natural-coordinate kernel's reference (:mod:`symgen.apps.verify`)."""
-
-    nm: NaturalModel
-    state: dict[str, Any]
-    options: nk.NaturalOptions
-
-
-def _tau(r: NaturalQuery) -> np.ndarray | None:
-    return r.state.get("tau") if r.nm.actuated else None
-
-
-def _params(r: NaturalQuery) -> np.ndarray | None:
-    """The force elements' runtime parameters of the state (None: their defaults)."""
-    return r.state.get("params") if r.nm.force_parameters else None
-
-
-def _lagrange(r: NaturalQuery) -> dict[str, np.ndarray]:
-    from symgen.reference.natural import lagrange_accelerations
-
-    alpha = r.options.baumgarte
-    qdd, lam = lagrange_accelerations(r.nm, r.state["q"], r.state["qd"], alpha, alpha,
-                                      tau=_tau(r), params=_params(r))
-    return {"qdd": qdd, "lam": lam}
-
-
-def _step(r: NaturalQuery) -> dict[str, np.ndarray]:
-    from symgen.reference.natural import StepSettings, trapezoidal_step
-
-    o = r.options
-    q, qd, qdd, lam = trapezoidal_step(
-        r.nm, r.state["q"], r.state["qd"], r.state["qdd"],
-        StepSettings(o.step, o.alpha, o.mu, o.iterations), r.state["lam"], _tau(r),
-        _params(r))
-    return {"q_next": q, "qd_next": qd, "qdd_next": qdd, "lam_next": lam}
-
-
-def _rk4(r: NaturalQuery) -> dict[str, np.ndarray]:
-    from symgen.reference.natural import rk4_step
-
-    q, qd, qdd, lam = rk4_step(r.nm, r.state["q"], r.state["qd"], r.state["qdd"],
-                               r.options.step, _tau(r), _params(r))
-    return {"q_next": q, "qd_next": qd, "qdd_next": qdd, "lam_next": lam}
-
-
 def _kernel(name: str, summary: str, inputs: tuple[str, ...], outputs: tuple[Output, ...],
             build: Callable[[NaturalContext], Program | None],
-            reference: Callable[[NaturalQuery], dict[str, np.ndarray]] | None = None,
             default: bool = True, **more: Any) -> None:
     register(Kernel(name, FORMULATION, summary, inputs, outputs, _derive(build),
-                    reference=reference, uses_tree=False, default=default, **more))
+                    uses_tree=False, default=default, **more))
 
 
 _kernel("nc_mass_matrix", "constant mass matrix M of the natural coordinates", (),
         (Output("M", lambda c: (c.nm.n, c.nm.n), "mass matrix (n × n, row-major), constant"),),
-        lambda c: nk.mass_matrix_program(c.nm),
-        reference=lambda r: {"M": r.nm.mass_matrix})
+        lambda c: nk.mass_matrix_program(c.nm))
 _kernel("nc_constraints", "constraint vector Φ(q)", ("q",),
-        (Output("phi", _m, "constraint residuals"),), _constraint("nc_constraints"),
-        reference=lambda r: {"phi": r.nm.phi(r.state["q"])})
+        (Output("phi", _m, "constraint residuals"),), _constraint("nc_constraints"))
 _kernel("nc_jacobian", "constraint Jacobian Φ_q(q), m × n, row-major", ("q",),
         (Output("Phi_q", lambda c: (c.nm.m, c.nm.n), "constraint Jacobian"),),
-        _constraint("nc_jacobian"),
-        reference=lambda r: {"Phi_q": r.nm.phi_q(r.state["q"])})
+        _constraint("nc_jacobian"))
 _kernel("nc_jacobian_dot_qdot", "Φ̇_q q̇", ("q", "qd"),
-        (Output("phi_q_dot_qd", _m, "dPhi_q/dt * qdot"),), _constraint("nc_jacobian_dot_qdot"),
-        reference=lambda r: {"phi_q_dot_qd": r.nm.phi_q_dot_qdot(r.state["q"],
-                                                                 r.state["qd"])})
+        (Output("phi_q_dot_qd", _m, "dPhi_q/dt * qdot"),), _constraint("nc_jacobian_dot_qdot"))
 _kernel("nc_forces", "generalized forces Q (gravity, springs, joint forces)",
         ("q", "qd", "tau"), (Output("Q", _n, "generalized forces"),),
-        _constraint("nc_forces"),
-        reference=lambda r: {"Q": r.nm.generalized_forces(r.state["q"], r.state["qd"],
-                                                          _tau(r), _params(r))})
+        _constraint("nc_forces"))
 _kernel("nc_accelerations", "accelerations and multipliers (Lagrange + Baumgarte)",
         ("q", "qd", "tau"),
         (Output("qdd", _n, "natural accelerations"), Output("lam", _m, "Lagrange multipliers")),
-        lambda c: nk.accelerations_program(c.nm, c.options), reference=_lagrange)
+        lambda c: nk.accelerations_program(c.nm, c.options))
 _kernel("nc_step", "one augmented-Lagrangian trapezoidal step", ("q", "qd", "qdd", "lam", "tau"),
         (Output("q_next", _n, "natural coordinates at t + h"),
          Output("qd_next", _n, "natural velocities at t + h (projected)"),
          Output("qdd_next", _n, "natural accelerations at t + h (projected)"),
          Output("lam_next", _m, "multipliers to pass to the next step")),
-        lambda c: ns.step_program(c.nm, c.options), reference=_step,
+        lambda c: nk.step_program(c.nm, c.options),
         tolerance=STEP_TOLERANCE, float_check=False,
         doc="The step solves with the quasi-tangent (4/h²)M + Φ_qᵀBΦ_q (B ≈ the penalty "
         "matrix), whose condition relative to (4/h²)M the default penalty caps at 1e9; two "
@@ -266,7 +212,7 @@ _kernel("nc_step_rk4", "one index-1 Runge-Kutta 4 step with projections (high ac
          Output("qd_next", _n, "natural velocities at t + h (projected)"),
          Output("qdd_next", _n, "natural accelerations at t + h"),
          Output("lam_next", _m, "Lagrange multipliers at t + h")),
-        lambda c: ns.rk4_step_program(c.nm, c.options), reference=_rk4, float_check=False,
+        lambda c: nk.rk4_step_program(c.nm, c.options), float_check=False,
         default=False,
         doc="Fourth order: for accuracy on regular motions (no singular positions); the "
         "trapezoidal nc_step is the robust default (singular positions, stiffness). Not in "
@@ -287,5 +233,5 @@ _kernel("nc_velocities", "consistent velocities from the independent joint rates
         lambda c: c.derived.get("nc_velocities") or nk.velocities_program(c.nm))
 
 
-__all__ = ["FORMULATION", "NaturalContext", "NaturalFormulation", "NaturalQuery",
+__all__ = ["FORMULATION", "NaturalContext", "NaturalFormulation",
            "natural_sizes"]

@@ -295,7 +295,7 @@ def build_tree(
 
 def has_partitionable(model: Model) -> bool:
     """True when partitioning would change the hinge tree of ``model``."""
-    return any(j.type.kind.partitionable for j in model.joints)
+    return any(JOINT_TYPES[j.type].partitionable for j in model.joints)
 
 
 __all__ = [

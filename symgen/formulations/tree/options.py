@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from symgen.errors import SymgenError
 from symgen.formulations.kinematics import REFERENCES
-from symgen.formulations.tree import SNAP_TOLERANCE
+from symgen.formulations.tree.hinges import SNAP_TOLERANCE
 from symgen.model import Model
 
 PARTITION_CHOICES = ("auto", "always", "never")

@@ -24,6 +24,8 @@ import numpy as np
 
 from symgen import reference as ref
 from symgen import registry
+from symgen.apps.verify.pinocchio_queries import PINOCCHIO, PinocchioQuery
+from symgen.apps.verify.reference_queries import REFERENCES, reference_query
 from symgen.generate import KernelSet
 
 #: Tolerances of ``symgen verify``: double kernels against the reference and Pinocchio, and
@@ -121,21 +123,12 @@ def reference_value(ks: KernelSet, name: str, state: Mapping[str, object]) -> np
 def reference_values(ks: KernelSet, name: str, state: Mapping[str, object]
                      ) -> dict[str, np.ndarray]:
     """What program ``name`` of ``ks`` must return at ``state``, per output, from the
-    kernel's registered numpy reference (:mod:`symgen.reference` for the tree kernels)."""
-    kernel = registry.get(ks.kernel_of[name])
-    if kernel.reference is None:
-        raise ValueError(f"no reference for kernel {kernel.name!r}")
-    return dict(kernel.reference(_query(ks, name, state)))
-
-
-def _query(ks: KernelSet, name: str, state: Mapping[str, object]):
-    if ks.formulation == "natural":
-        from symgen.formulations.natural.registration import NaturalQuery
-
-        return NaturalQuery(ks.context.nm, dict(state), ks.options)
-    from symgen.formulations.tree_kernels import ReferenceQuery
-
-    return ReferenceQuery(ks.model, state, ks.frame_of.get(name), ks.context)
+    kernel's numpy reference (:data:`.reference_queries.REFERENCES`: :mod:`symgen.reference`
+    for the tree kernels)."""
+    kernel = ks.kernel_of[name]
+    if kernel not in REFERENCES:
+        raise ValueError(f"no reference for kernel {kernel!r}")
+    return dict(REFERENCES[kernel](reference_query(ks, name, state)))
 
 
 @dataclass
@@ -170,15 +163,14 @@ def pinocchio_peer(ks: KernelSet, from_source: bool = True) -> PinocchioPeer | N
         br, which = pinocchio_counterpart(ks.model, from_source)
     except Exception as exc:  # noqa: BLE001 - a peer's failure is reported, not raised
         return PinocchioPeer(None, "none", _one_line(exc))
-    from symgen.formulations.tree_kernels import PinocchioQuery
 
     def value(name: str, state: Mapping) -> dict[str, np.ndarray] | None:
-        kernel = registry.get(ks.kernel_of[name])
-        if kernel.pinocchio is None:
+        counterpart = PINOCCHIO.get(ks.kernel_of[name])
+        if counterpart is None:
             return None
         query = PinocchioQuery(pin, br.pin_model, br.data, br, state,
                                ks.options.external_forces)
-        value = kernel.pinocchio(query)
+        value = counterpart(query)
         return None if value is None else dict(value)
 
     return PinocchioPeer(value, which)
@@ -261,7 +253,7 @@ def verify_compiled(lib, states: list[dict], float_lib=None, pinocchio_from_sour
     becomes a skipped check, never an exception."""
     ks = lib.kernel_set
     report = Report([])
-    if not any(registry.get(k).pinocchio for k in ks.kernel_of.values()):
+    if not any(k in PINOCCHIO for k in ks.kernel_of.values()):
         peer = None
         report.notes.append("Pinocchio has none of these kernels: not compared")
     else:
@@ -291,7 +283,7 @@ def verify_compiled(lib, states: list[dict], float_lib=None, pinocchio_from_sour
                           for s in states]
             error = partial(solve_error, mass_matrices=masses)
         tolerance = kernel.tolerance or DOUBLE_TOLERANCE
-        if kernel.reference is not None:
+        if kernel.name in REFERENCES:
             values = [reference_values(ks, name, s) for s in states]
             expected = {o: np.array([v[o] for v in values]) for o in outputs}
             if kernel.comparison == "system":

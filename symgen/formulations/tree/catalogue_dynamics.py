@@ -1,0 +1,142 @@
+"""The tree catalogue, first family: kinematics and the dynamics of the spanning tree
+(Jain's spatial operator algebra on the hinge tree), registered in :mod:`symgen.registry` in
+catalogue order. A derivation here is one line naming the recursion of
+:mod:`..recursions`, :mod:`..articulated`, :mod:`..ltdl`, :mod:`..kinematics` or
+:mod:`..integrate` that computes the kernel's outputs, wrapped by
+:func:`.derivation.tree_program`. Their numpy references and Pinocchio counterparts are
+verify's (:mod:`symgen.apps.verify.reference_queries`,
+:mod:`symgen.apps.verify.pinocchio_queries`).
+"""
+
+from __future__ import annotations
+
+from symgen.formulations import articulated, kinematics, ltdl, recursions
+from symgen.formulations.integrate import integrate
+from symgen.formulations.tree.context import FORMULATION
+from symgen.formulations.tree.derivation import (
+    ACC_DOC,
+    TAU_DOC,
+    flat,
+    nv_nv_shape,
+    nv_shape,
+    one,
+    tree_of,
+    tree_program,
+)
+from symgen.registry import Kernel, register
+
+register(Kernel(
+    "forward_kinematics", FORMULATION,
+    "world pose [R | p] (3×4, row-major) of every body and named frame",
+    ("q",),
+    one("poses", lambda c: (len(c.pose_names), 3, 4),
+        "world pose [R | p] (3×4, row-major) of every body, then every named frame"),
+    tree_program(lambda d: kinematics.forward_kinematics(d.b, tree_of(d), d.pose_names)),
+))
+
+register(Kernel(
+    "frame_jacobian", FORMULATION, "6×nv Jacobian [angular; linear] of a frame", ("q",),
+    one("J", lambda c: (6, c.model.nv), "Jacobian, rows [angular; linear] (6 × nv, row-major)"),
+    tree_program(lambda d: flat(kinematics.frame_jacobian(d.b, tree_of(d), d.frame_name,
+                                                          d.reference))),
+    per_frame=True,
+))
+
+register(Kernel(
+    "frame_jacobian_dot_v", FORMULATION,
+    "J̇(q, v)·v: classical acceleration [ω̇; p̈] of a frame at zero joint acceleration",
+    ("q", "v"),
+    one("Jdot_v", lambda c: (6,),
+        "J̇(q, v)·v: classical acceleration [ω̇; p̈] at zero joint acceleration"),
+    tree_program(lambda d: kinematics.frame_jacobian_dot_v(d.b, tree_of(d), d.get("v"),
+                                                           d.frame_name, d.reference)),
+    per_frame=True,
+))
+
+register(Kernel(
+    "inverse_dynamics", FORMULATION,
+    "joint forces M(q) a + C(q, v) v + g(q) − Σ Jᵀ f_ext (Newton-Euler)", ("q", "v", "a"),
+    one("tau", nv_shape, TAU_DOC),
+    tree_program(lambda d: recursions.inverse_dynamics(d.b, tree_of(d), d.get("v"), d.get("a"),
+                                                       d.get("f_ext"))),
+    takes_forces=True,
+    without_elements=True,
+))
+
+register(Kernel(
+    "mass_matrix", FORMULATION, "joint-space mass matrix M(q), nv×nv", ("q",),
+    one("M", nv_nv_shape, "joint-space mass matrix (nv × nv, row-major)"),
+    tree_program(lambda d: flat(recursions.mass_matrix(d.b, tree_of(d)))),
+))
+
+register(Kernel(
+    "bias_forces", FORMULATION, "C(q, v) v + g(q)", ("q", "v"),
+    one("tau", nv_shape, TAU_DOC),
+    tree_program(lambda d: recursions.inverse_dynamics(d.b, tree_of(d), d.get("v"), None)),
+    without_elements=True,
+))
+
+register(Kernel(
+    "gravity_forces", FORMULATION, "g(q)", ("q",),
+    one("tau", nv_shape, TAU_DOC),
+    tree_program(lambda d: recursions.inverse_dynamics(d.b, tree_of(d), None, None)),
+    without_elements=True,
+))
+
+register(Kernel(
+    "forward_dynamics", FORMULATION,
+    "joint accelerations M⁻¹(τ − C v − g) by the cheaper of the two methods",
+    ("q", "v", "tau"), one("a", nv_shape, ACC_DOC),
+    tree_program(lambda d: articulated.forward_dynamics(d.b, tree_of(d), d.get("v"),
+                                                        d.get("tau"), d.get("f_ext"))),
+    comparison="solve", takes_forces=True,
+    variants=("forward_dynamics_aba", "forward_dynamics_ltdl"),
+    loop_variants=("forward_dynamics_embedded", "forward_dynamics_multipliers"),
+    doc="For a model with loop joints it closes the loops: the cheaper of "
+    "forward_dynamics_embedded and forward_dynamics_multipliers (docs/loops.md).",
+    without_elements=True,
+))
+
+register(Kernel(
+    "forward_dynamics_aba", FORMULATION,
+    "forward dynamics by the O(N) articulated-body (innovations) recursion",
+    ("q", "v", "tau"), one("a", nv_shape, ACC_DOC),
+    tree_program(lambda d: articulated.forward_dynamics(d.b, tree_of(d), d.get("v"),
+                                                        d.get("tau"), d.get("f_ext"))),
+    comparison="solve", takes_forces=True, default=False,
+    without_elements=True,
+))
+
+register(Kernel(
+    "forward_dynamics_ltdl", FORMULATION,
+    "forward dynamics by the mass matrix and a sparse LᵀDL solve",
+    ("q", "v", "tau"), one("a", nv_shape, ACC_DOC),
+    tree_program(lambda d: ltdl.forward_dynamics(d.b, tree_of(d), d.get("v"), d.get("tau"),
+                                                 d.get("f_ext"))),
+    comparison="solve", takes_forces=True, default=False,
+    without_elements=True,
+))
+
+register(Kernel(
+    "mass_matrix_inverse", FORMULATION,
+    "M(q)⁻¹ from the innovations factorization, without inverting M", ("q",),
+    one("Minv", nv_nv_shape, "inverse of the mass matrix (nv × nv, row-major)"),
+    tree_program(lambda d: flat((ltdl if tree_of(d).coupled else articulated)
+                                 .mass_matrix_inverse(d.b, tree_of(d)))),
+    comparison="solve",
+))
+
+register(Kernel(
+    "energy", FORMULATION, "[kinetic, potential] energy, J", ("q", "v"),
+    one("energy", lambda c: (2,), "[kinetic, potential] energy, J"),
+    tree_program(lambda d: list(kinematics.energy(d.b, tree_of(d), d.get("v")))),
+    without_elements=True,
+))
+
+register(Kernel(
+    "integrate", FORMULATION, "q ⊕ v·dt on the joint manifolds", ("q", "v", "dt"),
+    one("q_next", lambda c: (c.model.nq,), "configuration q ⊕ v·dt (nq)"),
+    tree_program(lambda d: integrate(d.b, d.model, d.inputs["q"], d.inputs["v"],
+                                     d.inputs["dt"][0])),
+    uses_tree=False,
+))

@@ -1,0 +1,128 @@
+"""The tree catalogue, second family: the closed-loop kernels of a model with loop joints,
+registered in :mod:`symgen.registry` in catalogue order: the loop-closure residual, Jacobian
+and bias (:mod:`..loop_constraints`, Müller 2014), assembly and the dependent coordinates
+(Newton steps on the kept rows), and the dynamics with multipliers (:mod:`..constrained`)."""
+
+from __future__ import annotations
+
+from symgen.formulations import constrained, loop_constraints
+from symgen.formulations.tree.context import FORMULATION, TreeContext
+from symgen.formulations.tree.derivation import (
+    ACC_DOC,
+    elements_of,
+    flat,
+    nv_shape,
+    one,
+    tree_of,
+    tree_program,
+    with_context,
+)
+from symgen.loops.actuation import Split, actuation, independent_coordinates
+from symgen.registry import Kernel, Output, register
+
+
+def _loops(c: TreeContext) -> tuple[int, ...]:
+    return (c.loop_count,)
+
+
+def _actuation(c: TreeContext) -> Split:
+    """The actuated and passive coordinates (:func:`symgen.loops.actuation.actuation`)."""
+    return actuation(c.model, c.loops, c.actuated)
+
+
+register(Kernel(
+    "loop_constraints", FORMULATION,
+    "loop-closure residual Φ(q) in the rows kept by the loop analysis", ("q",),
+    one("phi", _loops, "loop-closure residual (rows kept by the loop analysis)"),
+    tree_program(lambda d: loop_constraints.constraints(d.b, tree_of(d), d.loop_rows)),
+    loops=True,
+))
+
+register(Kernel(
+    "loop_jacobian", FORMULATION,
+    "loop constraint Jacobian G(q), kept rows × nv", ("q",),
+    one("G", lambda c: (c.loop_count, c.model.nv),
+        "loop constraint Jacobian (kept rows × nv, row-major): G q̇ = 0"),
+    tree_program(lambda d: flat(loop_constraints.jacobian(d.b, tree_of(d), d.loop_rows))),
+    loops=True,
+))
+
+register(Kernel(
+    "loop_bias", FORMULATION,
+    "loop constraint bias Ġ q̇: the constraints read G q̈ + Ġ q̇ = 0", ("q", "v"),
+    one("gamma", _loops, "Ġ q̇ (kept rows)"),
+    tree_program(lambda d: loop_constraints.bias(d.b, tree_of(d), d.get("v"), d.loop_rows)),
+    loops=True,
+))
+
+register(Kernel(
+    "loop_assemble", FORMULATION,
+    "close the loops from a guess: damped Gauss-Newton, least-norm correction", ("q",),
+    one("q_assembled", lambda c: (c.model.nq,),
+        "configuration closing the loops near the guess (nq)"),
+    tree_program(lambda d: loop_constraints.assemble(
+        d.b, d.model, d.get("q"), d.get("params") or (), d.loop_rows, d.loop_keep, d.snap)),
+    uses_tree=False, loops=True, setup=True,
+    doc="No reference in verify: from verify's random, far guesses the Gauss-Newton map "
+    "amplifies rounding, so two implementations part (1e-5 on Bricard's linkage); "
+    "tests/kernels/test_loop_kernels.py compares it with the numeric steps "
+    "(LoopClosure.least_norm_steps) from guesses near the closed loops.",
+))
+
+register(Kernel(
+    "constrained_forward_dynamics", FORMULATION,
+    "forward dynamics of the closed loops: M q̈ + C = τ + Gᵀλ, G q̈ + Ġ q̇ = 0",
+    ("q", "v", "tau"),
+    (Output("a", nv_shape, ACC_DOC + " satisfying the loop constraints"),
+     Output("lam", lambda c: (c.loop_rank,),
+            "constraint forces λ of the independent loop rows (Gᵀλ in joint space)")),
+    with_context(lambda d, c: dict(zip(("a", "lam"), constrained.forward_dynamics(
+        d.b, tree_of(d), d.get("v"), d.get("tau"), d.loop_rows, d.loop_keep, d.get("f_ext"),
+        c.baumgarte, elements_of(d)), strict=True))),
+    comparison="system", takes_forces=True, loops=True,
+    doc="Options.baumgarte = (α, β) adds Baumgarte's stabilisation: G q̈ = −Ġq̇ − 2α G q̇ "
+    "− β² Φ (off by default; docs/loops.md).",
+))
+
+register(Kernel(
+    "constrained_inverse_dynamics", FORMULATION,
+    "actuator forces and λ of closed loops: M q̈ + C = B u + Gᵀλ at a consistent q̈",
+    ("q", "v", "a"),
+    (Output("tau_act", lambda c: (len(_actuation(c).active),),
+            "actuator forces and torques, N and N·m, of the actuated joints (beyond what "
+            "the model's force elements apply): those Options.actuated names, in its order, "
+            "else the model's actuators or its ground joints, in model order"),
+     Output("lam", lambda c: (c.loop_rank,),
+            "constraint forces λ of the independent loop rows (Gᵀλ in joint space)")),
+    with_context(lambda d, c: dict(zip(("tau_act", "lam"), constrained.inverse_dynamics(
+        d.b, tree_of(d), d.get("v"), d.get("a"), d.loop_rows, d.loop_keep, _actuation(c),
+        d.get("f_ext"), elements_of(d)), strict=True))),
+    comparison="system", takes_forces=True,
+    loops=True, default=False,
+    doc="Not a default kernel: it needs the actuated joints (Options.actuated, the model's "
+    "actuator elements or ground joints with the mechanism's DOF). a must be consistent, "
+    "G a + Ġ v = 0, for constrained_forward_dynamics(q, v, B u) to return it.",
+))
+
+register(Kernel(
+    "dependent_coordinates", FORMULATION,
+    "dependent coordinates from the independent ones: Newton on the loop constraints",
+    ("q",),
+    (Output("q_closed", lambda c: (c.model.nq,),
+            "configuration (nq): the independent joints of q, the others solved to close the "
+            "loops from their values in q"),
+     Output("status", lambda c: (2,),
+            "[largest |Φ| of the independent loop rows left, smallest pivot of G_D G_Dᵀ "
+            "relative to the largest]: near 0, the independent coordinates no longer "
+            "determine the motion (singular configuration)")),
+    with_context(lambda d, c: loop_constraints.dependent_coordinates(
+        d.b, d.model, d.get("q"), d.get("params") or (), d.loop_rows, d.loop_keep,
+        independent_coordinates(c.model, c.loops, c.actuated).passive, d.snap)),
+    uses_tree=False, loops=True, setup=True, default=False, float_check=False,
+    doc="No reference in verify (like loop_assemble: from random, far guesses Newton's "
+    "map amplifies rounding); tests/kernels/test_constrained_inverse_dynamics.py compares "
+    "it with the same steps in numpy from guesses near closed configurations. No float "
+    "check either: verify's random independent coordinates often admit no closed "
+    "configuration (outside the workspace), where Newton does not converge and the float "
+    "and double iterations part.",
+))
