@@ -16,9 +16,9 @@ from symgen.apps.verify import reference_values
 from symgen.apps.verify.pinocchio_queries import PINOCCHIO
 from symgen.apps.verify.reference_queries import NO_REFERENCE, REFERENCES
 from symgen.errors import SymgenError
-from symgen.formulations.natural.solvers import consistent_velocities
 from symgen.ir.printer import evaluate
 from symgen.natural import NaturalOptions, natural_kernels
+from symgen.reference.natural import consistent_velocities
 
 
 def test_every_kernel_is_declared_once_with_a_formulation_and_outputs():

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from symgen.formulations.natural import kernels as nk
+from symgen.formulations.natural import step as ns
 from symgen.formulations.natural.model import NaturalModel
 from symgen.ir.program import Program
 from symgen.model import Model
@@ -79,7 +80,7 @@ class NaturalFormulation:
         random joint forces, the consistent accelerations (Lagrange with the kernels'
         Baumgarte stabilisation), zero multipliers, random independent rates and the force
         elements' runtime parameters at their defaults."""
-        from symgen.formulations.natural.solvers import assemble, lagrange_accelerations
+        from symgen.reference.natural import assemble, lagrange_accelerations
 
         nm, rng = context.nm, np.random.default_rng(seed)
         alpha = context.options.baumgarte
@@ -199,7 +200,7 @@ _kernel("nc_step", "one augmented-Lagrangian trapezoidal step", ("q", "qd", "qdd
          Output("qd_next", _n, "natural velocities at t + h (projected)"),
          Output("qdd_next", _n, "natural accelerations at t + h (projected)"),
          Output("lam_next", _m, "multipliers to pass to the next step")),
-        lambda c: nk.step_program(c.nm, c.options),
+        lambda c: ns.step_program(c.nm, c.options),
         tolerance=STEP_TOLERANCE, float_check=False,
         doc="The step solves with the quasi-tangent (4/h²)M + Φ_qᵀBΦ_q (B ≈ the penalty "
         "matrix), whose condition relative to (4/h²)M the default penalty caps at 1e9; two "
@@ -212,7 +213,7 @@ _kernel("nc_step_rk4", "one index-1 Runge-Kutta 4 step with projections (high ac
          Output("qd_next", _n, "natural velocities at t + h (projected)"),
          Output("qdd_next", _n, "natural accelerations at t + h"),
          Output("lam_next", _m, "Lagrange multipliers at t + h")),
-        lambda c: nk.rk4_step_program(c.nm, c.options), float_check=False,
+        lambda c: ns.rk4_step_program(c.nm, c.options), float_check=False,
         default=False,
         doc="Fourth order: for accuracy on regular motions (no singular positions); the "
         "trapezoidal nc_step is the robust default (singular positions, stiffness). Not in "
