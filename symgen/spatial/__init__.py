@@ -49,6 +49,11 @@ from symgen.spatial.types import (
     rigid_inertia,
 )
 from symgen.spatial.vectors import (
+    Mat,
+    Mat3,
+    Placement,
+    Vec3,
+    Vec6,
     IDENTITY3,
     ONE,
     ZERO,
@@ -83,6 +88,11 @@ from symgen.spatial.vectors import (
 )
 
 __all__ = [
+    "Mat",
+    "Mat3",
+    "Placement",
+    "Vec3",
+    "Vec6",
     "IDENTITY3",
     "ONE",
     "ZERO",
