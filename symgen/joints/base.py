@@ -30,7 +30,7 @@ BiasFn = Callable[[ProgramBuilder, Sequence[Expr]], Vec6]
 
 
 class Constants(Protocol):
-    """Model values as program expressions (:class:`symgen.formulations.tree.Constants`)."""
+    """Model values as program expressions (:class:`symgen.formulations.tree.hinges.Constants`)."""
 
     def scalar(self, x: Scalar) -> Expr: ...
 

@@ -16,7 +16,7 @@ from paths import EXAMPLES, ROOT
 
 import symgen
 import symgen.apps.verify
-import symgen.model.builder as builder_module
+import symgen.io.builder_checks as builder_module
 import symgen.peers.pinocchio as peer_module
 from symgen.apps.summary import base_description, mobile_base_hint
 from symgen.apps.verify import random_states, verify_compiled
