@@ -6,8 +6,9 @@ from symgen.build.compiler import compile_kernels
 from symgen.errors import ModelError, SymgenError
 from symgen.generate import Options, generate
 from symgen.io import load
+from symgen.io.builder import ModelBuilder
 from symgen.kernel_set import KernelSet
-from symgen.model import Body, Frame, Joint, JointType, Model, ModelBuilder, Parameter
+from symgen.model import Body, Frame, Joint, JointType, Model, Parameter
 from symgen.version import __version__
 
 __all__ = [

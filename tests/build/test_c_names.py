@@ -15,20 +15,20 @@ import subprocess
 
 import numpy as np
 import pytest
+from cli_runner import run_split
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from cli_runner import run_split
 from paths import EXAMPLES
 
 import symgen
 from symgen import reference as ref
-from symgen.cnames import c_comment_text, c_identifier, check_prefix, default_prefix
 from symgen.backends.c99.emit import emit_c
-from symgen.ir.expr import Num
-from symgen.generate import KernelSet, Options, assign_program_names
-from symgen.errors import SymgenError
-from symgen.model import ModelBuilder
 from symgen.backends.c99.printer import CPrinter
+from symgen.cnames import c_comment_text, c_identifier, check_prefix, default_prefix
+from symgen.errors import SymgenError
+from symgen.generate import KernelSet, Options, assign_program_names
+from symgen.io.builder import ModelBuilder
+from symgen.ir.expr import Num
 from symgen.ir.program import ProgramBuilder
 
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror"]

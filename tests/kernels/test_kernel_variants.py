@@ -13,9 +13,9 @@ from random_models import parametric_arm, random_model, random_state
 import symgen
 from symgen import reference as ref
 from symgen.formulations.tree.hinges import PARTITIONABLE
+from symgen.io.builder import ModelBuilder
 from symgen.ir.printer import program_lines
 from symgen.kernels import DEFAULT_KERNELS, KERNELS
-from symgen.model import ModelBuilder
 from symgen.robots import spatial_chain
 
 #: The catalogue without the programs built from others (derivatives, linearization,

@@ -25,7 +25,7 @@ import pytest
 import sympy
 
 import symgen
-from symgen.model import ModelBuilder
+from symgen.io.builder import ModelBuilder
 
 M_CART, M_POLE, LENGTH, G = 1.5, 0.3, 0.7, 9.81
 

@@ -12,7 +12,7 @@ from paths import EXAMPLES
 
 import symgen
 from symgen.formulations.natural.planar import planar_model
-from symgen.model import ModelBuilder
+from symgen.io.builder import ModelBuilder
 from symgen.reference.natural import (
     StepSettings,
     augmented_lagrangian_accelerations,

@@ -12,7 +12,7 @@ import pytest
 import symgen
 from symgen import reference as ref
 from symgen.formulations.natural.spatial import spatial_model
-from symgen.model import ModelBuilder
+from symgen.io.builder import ModelBuilder
 from symgen.reference.natural import StepSettings, lagrange_accelerations, trapezoidal_step
 
 INERTIA = ((0.02, 0.001, 0.0), (0.001, 0.03, 0.002), (0.0, 0.002, 0.015))

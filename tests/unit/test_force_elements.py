@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from model_files import line_of, write
 from paths import EXAMPLES
-from symgen.io.builder import ModelBuilder
 
 import symgen
 from symgen.errors import ModelError, SymgenError
 from symgen.formulations.natural.forces import element_forces
 from symgen.formulations.natural.model import Spring, tree_poses
+from symgen.io.builder import ModelBuilder
 from symgen.ir.printer import evaluate
 from symgen.model.elements import JointActuator, JointSpring, PointSpring
 from symgen.natural import NaturalOptions, natural_model

@@ -18,7 +18,8 @@ import symgen
 from symgen import reference as ref
 from symgen.formulations.natural.planar import planar_model
 from symgen.formulations.natural.spatial import spatial_model
-from symgen.model import ModelBuilder
+from symgen.io.builder import ModelBuilder
+from symgen.joints import joint_kind
 from symgen.reference.natural import consistent_velocities, lagrange_accelerations
 
 ROD = {"mass": 1.0, "com": (0.5, 0.0, 0.0), "inertia": (1e-3, 1.0 / 12, 1.0 / 12)}
@@ -57,10 +58,10 @@ def assert_tree_dynamics(model, nm, seed: int = 0) -> None:
         assert np.max(np.abs(nm.phi_q(q) @ qd)) < 1e-12
         k = 0
         for joint in model.joints:
-            if joint.type.kind.nq == 1:
+            if joint.type.nq == 1:
                 diff = (nm.joint_values[joint.name](q) - jq[k] + math.pi) % (2 * math.pi)
                 assert abs(diff - math.pi) < 1e-12, joint.name
-            k += joint.type.kind.nq
+            k += joint.type.nq
         qdd = gravity_accelerations(nm, q, qd)
         a = ref.forward_dynamics(model, jq, jv, np.zeros(model.nv))
 
@@ -279,6 +280,6 @@ def test_examples_keep_one_point_per_joint(name, counts):
     nm = planar_model(model) if model.plane == "xy" else spatial_model(model)
     assert (nm.n, nm.m) == counts
     pins = [j for j in [*model.joints, *model.loop_joints]
-            if j.type.kind.natural_planar == "revolute" or j.type.kind.natural_pin]
+            if joint_kind(j.type).natural_planar == "revolute" or joint_kind(j.type).natural_pin]
     for joint in pins:
         assert members(nm, joint.name) <= {joint.parent, joint.child}

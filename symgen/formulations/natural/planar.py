@@ -47,6 +47,7 @@ from symgen.formulations.natural.model import (
     tree_poses,
 )
 from symgen.formulations.natural.pins import RELATIVE_TOLERANCE, model_size, pin_groups
+from symgen.joints import joint_kind
 from symgen.model import Model
 
 
@@ -118,7 +119,7 @@ class PlanarModeller:
         return origin + rot @ np.asarray(joint.placement.translation[:2], float)
 
     def _check_type(self, joint) -> None:
-        if joint.type.kind.natural_planar is None:
+        if joint_kind(joint.type).natural_planar is None:
             raise SymgenError(f"joint {joint.name!r}: type {joint.type.value!r} is not supported "
                               "by planar natural coordinates (revolute, continuous, prismatic)")
 
@@ -127,7 +128,7 @@ class PlanarModeller:
         pin_groups`, within 1e-9 of the model's size) and the owner of each group's point:
         the ground when a member is the ground (a constant), else the first joint's child."""
         m = self.model
-        revolute = [j for j in joints if j.type.kind.natural_planar == "revolute"]
+        revolute = [j for j in joints if joint_kind(j.type).natural_planar == "revolute"]
         bodies = [(m.body_index(j.parent), m.body_index(j.child)) for j in revolute]
         where = [self._joint_world(j, False) for j in revolute]
         size = model_size([*where, *(_pose2(self.poses, b)[1] for b in m.body_names)])
@@ -148,7 +149,7 @@ class PlanarModeller:
         for joint, loop in joints:
             parent, child = m.body_index(joint.parent), m.body_index(joint.child)
             world = self._joint_world(joint, loop)
-            if joint.type.kind.natural_planar == "revolute":
+            if joint_kind(joint.type).natural_planar == "revolute":
                 pin = group[joint.name]
                 if pin not in point_of:
                     point_of[pin] = self._add_point(joint.name, owner[pin], world)

@@ -48,6 +48,7 @@ from symgen.formulations.natural.model import (
     tree_poses,
 )
 from symgen.formulations.natural.pins import RELATIVE_TOLERANCE, axis_groups, model_size, pin_groups
+from symgen.joints import joint_kind
 from symgen.model import Model
 
 
@@ -133,12 +134,12 @@ class SpatialModeller:
         """Pin groups (:func:`.pins.pin_groups`, within 1e-9 of the model's size) and axis
         groups of ``placed`` joints (joint, parent, child, point, axis); a group's entities
         belong to the ground when one of its joints does, else to its first joint's child."""
-        pins = [x for x in placed if x[0].type.kind.natural_pin]
+        pins = [x for x in placed if joint_kind(x[0].type).natural_pin]
         bodies = [(x[1], x[2]) for x in pins]
         where = [x[3] for x in pins]
         size = model_size([*where, *(self._frame(b)[1] for b in range(self.model.nbodies))])
         first = pin_groups(bodies, where, RELATIVE_TOLERANCE * size)
-        lines = [i for i, x in enumerate(pins) if x[0].type.kind.natural_pin == "axis"]
+        lines = [i for i, x in enumerate(pins) if joint_kind(x[0].type).natural_pin == "axis"]
         line_first = axis_groups([bodies[i] for i in lines], [pins[i][4] for i in lines],
                                  [first[i] for i in lines])
         for tag, members, groups in (("p", range(len(pins)), first),
@@ -160,7 +161,7 @@ class SpatialModeller:
         m = self.model
         placed = []
         for joint in [*m.joints, *m.loop_joints]:
-            if not joint.type.kind.natural_spatial:
+            if not joint_kind(joint.type).natural_spatial:
                 raise SymgenError(f"joint {joint.name!r}: type {joint.type.value!r} is not "
                                   "supported by natural coordinates")
             parent, child = m.body_index(joint.parent), m.body_index(joint.child)
@@ -172,7 +173,7 @@ class SpatialModeller:
         self._group_pins(placed)
         for joint, parent, child, point, axis, jrot in placed:
             info: dict = {"type": joint.type, "parent": parent, "child": child}
-            joint.type.kind.natural_entities(self, joint, info, point, axis, jrot)
+            joint_kind(joint.type).natural_entities(self, joint, info, point, axis, jrot)
             self.joint_entities[joint.name] = info
         for b in range(m.nbodies):
             self._complete(b)
@@ -297,7 +298,7 @@ class SpatialModeller:
                 self.constraints.append((self.symbol_of[index].dot(self.symbol_of[index]) - 1) / 2)
                 self.constraint_names.append(f"{e.name}: unit length")
         for name, info in self.joint_entities.items():
-            info["type"].kind.natural_equations(self, name, info)
+            joint_kind(info["type"]).natural_equations(self, name, info)
         nm = NaturalModel(self.model.name, names, self.constraints, self.constraint_names, M, Q)
         nm.q0 = self.coordinates_at(neutral_joint_configuration(self.model))
         nm.dof = n - nm.rank(nm.q0)
@@ -404,7 +405,7 @@ class SpatialModeller:
         on each body) and prismatic displacements, zero at assembly."""
         out: dict[str, JointCoordinate] = {}
         for name, info in self.joint_entities.items():
-            coordinate = info["type"].kind.natural_coordinate(self, info)
+            coordinate = joint_kind(info["type"]).natural_coordinate(self, info)
             if coordinate is not None:
                 out[name] = JointCoordinate(*coordinate)
         return out
@@ -413,7 +414,7 @@ class SpatialModeller:
         """Joint coordinates as numbers; spherical joints give the relative rotation."""
         out: dict = {k: coordinate_reader(nm, jc) for k, jc in nm.joint_coordinates.items()}
         for name, info in self.joint_entities.items():
-            reader = info["type"].kind.natural_reader(self, info)
+            reader = joint_kind(info["type"]).natural_reader(self, info)
             if reader is not None:
                 out[name] = reader
         return out
