@@ -32,7 +32,7 @@ from typing import Any
 
 import symgen
 from symgen.backends import C99_FLAGS
-from symgen.robots import robot_urdf, spatial_chain
+from symgen.io.robots import robot_urdf, spatial_chain
 
 from . import batch_numpy, embedded, generation, report
 from . import batch_throughput as bt

@@ -31,7 +31,7 @@ import numpy as np
 import symgen
 from symgen.backends import C99_FLAGS, emit_simd, simd_target
 from symgen.backends.c99.emit import CFunction, emit_c
-from symgen.robots import robot_urdf
+from symgen.io.robots import robot_urdf
 
 from .common import TIMING_DIR, log, machine_info, pin_to_one_cpu, random_states, table
 

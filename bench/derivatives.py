@@ -48,8 +48,8 @@ import numpy as np
 import symgen
 from symgen.apps.verify.reference_queries import REFERENCES, ReferenceQuery
 from symgen.formulations.tree.context import TreeContext
+from symgen.io.robots import robot_urdf
 from symgen.peers.pinocchio import Bridge, pin_model_from_symgen
-from symgen.robots import robot_urdf
 
 from .common import (
     RESULTS,

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 import symgen
+from symgen.io.robots import robot_urdf
 from symgen.kernels import DEFAULT_KERNELS, KERNELS
-from symgen.robots import robot_urdf
 
 from .common import ROOT, table
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 import symgen
-from symgen.robots import robot_urdf
+from symgen.io.robots import robot_urdf
 
 from .common import CHECK_TOLERANCE, pin_to_one_cpu, random_states, relative_error
 

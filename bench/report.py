@@ -368,7 +368,7 @@ def sympy_section(sg: Mapping[str, Any], png: str | None) -> str:
                      cell(d.get("symgen_all"))])
     parts = [
         "Wall time from the model to C source, and operations after CSE, on the n-link "
-        "spatial chain (`symgen.robots.spatial_chain(n)`), each size in a fresh process. "
+        "spatial chain (`symgen.io.robots.spatial_chain(n)`), each size in a fresh process. "
         "sympy: `KanesMethod.kanes_equations`, then `cse` and `ccode` of the mass matrix and "
         "forcing. symgen: `generate` + C emission, for M and bias forces alone (like for "
         "like) and for every default kernel. sympy " + sg["versions"]["sympy"] + f"; a size "

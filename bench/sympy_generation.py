@@ -3,7 +3,7 @@
     python -m bench.sympy_generation [--sympy-sizes 1,2,4] [--symgen-sizes 1,2,4,10]
                                      [--timeout 300] [--json FILE] [--png FILE]
 
-Both tools start from the same mechanism, ``symgen.robots.spatial_chain(n)`` (revolute
+Both tools start from the same mechanism, ``symgen.io.robots.spatial_chain(n)`` (revolute
 joints about z, y, x, ...; identical links with a full inertia; the model's gravity), and end
 with C source text. Measured per size, each in a fresh subprocess run from the repository
 root:
@@ -39,9 +39,9 @@ import sympy
 from sympy.physics import mechanics as me
 
 import symgen
+from symgen.io.robots import spatial_chain
 from symgen.ir.counts import count_ops
 from symgen.ir.expr import Expr, Sym, from_sympy
-from symgen.robots import spatial_chain
 
 from .common import ROOT, relative_error
 
@@ -347,7 +347,7 @@ def run(
         "benchmark": "sympy_generation",
         "description": (
             "wall time from model to C source and op counts after CSE on "
-            "symgen.robots.spatial_chain(n); sympy: KanesMethod mass_matrix + forcing, "
+            "symgen.io.robots.spatial_chain(n); sympy: KanesMethod mass_matrix + forcing, "
             "cse, ccode; symgen: generate + emit_c (all default kernels, and mass_matrix + "
             "bias_forces alone); each size in a fresh subprocess"
         ),

@@ -20,8 +20,8 @@ import pinocchio as pin
 import symgen
 from symgen import reference as ref
 from symgen.apps.verify import relative_error
+from symgen.io.robots import KNOWN_ROBOTS, robot_urdf
 from symgen.peers.pinocchio import Bridge, pin_model_from_symgen
-from symgen.robots import KNOWN_ROBOTS, robot_urdf
 
 FLOATING = {"solo12", "talos"}
 

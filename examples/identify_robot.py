@@ -3,7 +3,7 @@
     python examples/identify_robot.py [ROBOT] [--samples 200] [--noise 0.05] [--seed 0]
 
 ROBOT is a robot of example-robot-data (default ur5) or a model file. The script finds the
-base parameters (symgen.apps.identification: the independent columns of the regressor stacked
+base parameters (symgen.identification: the independent columns of the regressor stacked
 over random states, and the regrouping of the others), generates and compiles the
 ``base_regressor`` and ``inverse_dynamics`` kernels, simulates measurements τ = ID(q, v, a)
 (+ Gaussian noise of standard deviation ``--noise`` N·m) at random states, stacks
@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 
 import symgen
-from symgen.apps.identification import base_parameters, inertial_parameters
+from symgen.identification import base_parameters, inertial_parameters
+from symgen.io.robots import robot_urdf
 from symgen.reference import random_configuration
-from symgen.robots import robot_urdf
 
 
 def load(name: str) -> symgen.Model:

@@ -2,7 +2,7 @@
 
     python examples/panda_kernels.py [ROBOT] [--out DIR] [--states N] [--seed S] [--real float]
 
-ROBOT is one of symgen.robots.KNOWN_ROBOTS (default: panda), loaded from the PyPI package
+ROBOT is one of symgen.io.robots.KNOWN_ROBOTS (default: panda), loaded from the PyPI package
 example-robot-data. The script derives every default kernel, writes ``<robot>.h`` and
 ``<robot>.c`` to DIR (default ``build/<robot>``), compiles them with cffi, and compares the
 compiled kernels on random states with symgen's numpy reference and Pinocchio (and, with
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import symgen
 from symgen.apps.verify import check_compiled, random_states
-from symgen.robots import KNOWN_ROBOTS, robot_urdf
+from symgen.io.robots import KNOWN_ROBOTS, robot_urdf
 
 FLOATING = {"solo12", "talos"}
 

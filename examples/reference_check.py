@@ -3,7 +3,7 @@ against Pinocchio on random states.
 
     python examples/reference_check.py [ROBOT] [--states N] [--seed S]
 
-ROBOT is one of symgen.robots.KNOWN_ROBOTS (default: panda), loaded from the PyPI package
+ROBOT is one of symgen.io.robots.KNOWN_ROBOTS (default: panda), loaded from the PyPI package
 example-robot-data. Prints the model, then the maximum relative error of each quantity
 (rel = max|a - b| / max(max|b|, 1)); exits with status 1 if any exceeds 1e-9.
 """
@@ -19,8 +19,8 @@ import pinocchio as pin
 import symgen
 from symgen import reference as ref
 from symgen.apps.summary import describe
+from symgen.io.robots import KNOWN_ROBOTS, robot_urdf
 from symgen.peers.pinocchio import Bridge
-from symgen.robots import KNOWN_ROBOTS, robot_urdf
 
 TOLERANCE = 1e-9
 FLOATING = {"solo12", "talos"}

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 import symgen
-from symgen.robots import robot_urdf
+from symgen.io.robots import robot_urdf
 
 
 def main() -> None:

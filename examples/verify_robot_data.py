@@ -26,7 +26,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from symgen.robots import all_urdfs, example_robot_data_dir
+from symgen.io.robots import all_urdfs, example_robot_data_dir
 
 #: Files verified with --floating-base (paths inside example-robot-data's robots folder).
 FLOATING = frozenset({

@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 
 import symgen
-from symgen.robots import robot_urdf
+from symgen.io.robots import robot_urdf
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import symgen
 from symgen.apps.verify import DOUBLE_TOLERANCE, random_states, reference_value, relative_error
-from symgen.robots import spatial_chain
+from symgen.io.robots import spatial_chain
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "models"
 KERNELS = ["mass_matrix", "inverse_dynamics"]
@@ -18,7 +18,7 @@ FLAGS = ("-O0", "-std=c99")
 
 @cache
 def kernel_set(name: str) -> symgen.KernelSet:
-    """``chain2`` (symgen.robots.spatial_chain(2)) or an example model by file name."""
+    """``chain2`` (symgen.io.robots.spatial_chain(2)) or an example model by file name."""
     model = spatial_chain(2) if name == "chain2" else symgen.load(EXAMPLES / f"{name}.yaml")
     return symgen.generate(model, KERNELS)
 

@@ -68,6 +68,6 @@ def kernel_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def panda_model():
     """The Franka Panda of example-robot-data, loaded once per session."""
     import symgen
-    from symgen.robots import robot_urdf
+    from symgen.io.robots import robot_urdf
 
     return symgen.load(robot_urdf("panda"))

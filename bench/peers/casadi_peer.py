@@ -338,7 +338,7 @@ def _self_test(venv_dir: str, names: Sequence[str]) -> None:
     import tempfile
 
     import symgen
-    from symgen.robots import robot_urdf, spatial_chain
+    from symgen.io.robots import robot_urdf, spatial_chain
 
     print(versions(venv_dir))
     for name in names:

@@ -484,7 +484,7 @@ def _self_test() -> None:
     import tempfile
 
     import symgen
-    from symgen.robots import robot_urdf, spatial_chain
+    from symgen.io.robots import robot_urdf, spatial_chain
 
     reason = unavailable()
     if reason:

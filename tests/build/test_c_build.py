@@ -16,16 +16,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from paths import EXAMPLES
 from random_models import parametric_arm, random_model
 
 import symgen
 from symgen import reference as ref
-from symgen.build.compiler import DEFAULT_FLAGS, cache_dir, compile_kernels
-from symgen.backends.c99.emit import emit_c
-from symgen.kernels import KERNELS
-from symgen.robots import robot_urdf
 from symgen.apps.verify import check_compiled, random_states
-from paths import EXAMPLES
+from symgen.backends.c99.emit import emit_c
+from symgen.build.compiler import DEFAULT_FLAGS, cache_dir, compile_kernels
+from symgen.io.robots import robot_urdf
+from symgen.kernels import KERNELS
 
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror"]
 #: The derivative kernels, linearization and regressors (programs built from others by
@@ -242,7 +242,7 @@ QUICK = ("-O0", "-std=c99")
 
 @cache
 def chain_set() -> symgen.KernelSet:
-    from symgen.robots import spatial_chain
+    from symgen.io.robots import spatial_chain
 
     return symgen.generate(spatial_chain(2), ["mass_matrix"])
 

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
 from cli_runner import run, run_split
 from paths import EXAMPLES
 
-from symgen.apps.cli import main
-from symgen.robots import all_urdfs, robot_urdf
+from symgen.io.robots import all_urdfs, robot_urdf
+
 
 def test_info_panda_lists_structure():
     result = run("info", str(robot_urdf("panda")))

@@ -16,13 +16,13 @@ from random_models import parametric_arm
 
 import symgen
 from symgen import reference as ref
-from symgen.build.compiler import DEFAULT_FLAGS, compile_kernels, load_modules
+from symgen.apps.verify import random_states
 from symgen.backends.c99.emit import CFunction, CSource, emit_c
 from symgen.backends.c99.fastcall import fastcall_source
-from symgen.ir.program import ArraySpec
-from symgen.robots import robot_urdf
-from symgen.apps.verify import random_states
+from symgen.build.compiler import DEFAULT_FLAGS, compile_kernels, load_modules
 from symgen.build.wrappers import KernelFunction
+from symgen.io.robots import robot_urdf
+from symgen.ir.program import ArraySpec
 
 KERNELS = ["inverse_dynamics", "mass_matrix", "forward_dynamics", "integrate", "energy"]
 

@@ -31,11 +31,11 @@ import symgen
 from symgen import reference as ref
 from symgen.backends import BACKENDS, emit_simd, simd_target
 from symgen.backends.c99.emit import emit_c
-from symgen.ir.expr import Elem, Less, Num, Select, call
 from symgen.generate import KernelSet, Options
+from symgen.io.robots import robot_urdf
+from symgen.ir.expr import Elem, Less, Num, Select, call
 from symgen.ir.optimize import optimize
 from symgen.ir.program import ProgramBuilder
-from symgen.robots import robot_urdf
 
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror"]
 ARM = ["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard",
@@ -78,7 +78,7 @@ def every_function_set() -> KernelSet:
               Select(Less(x[3], Num(0.0)), Num(3.0), x[1])]
     b.output("y", len(values), values)
     ks = KernelSet(parametric_arm().resolve(), Options(), sizes=[("N", 4, "inputs")],
-                   prefix="fns", formulation="natural")
+                   prefix="fns", formulation="natural", tree_layout=False)
     ks.programs["functions"] = optimize(b.build())
     # a registered kernel outside the tree catalogue: the C documents the program's own text
     ks.kernel_of["functions"] = "nc_mass_matrix"

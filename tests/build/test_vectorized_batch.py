@@ -10,7 +10,7 @@ import pytest
 
 import symgen
 from symgen.errors import SymgenError
-from symgen.robots import robot_urdf
+from symgen.io.robots import robot_urdf
 
 KERNELS = ["inverse_dynamics", "mass_matrix", "forward_dynamics", "frame_jacobian"]
 

@@ -32,7 +32,7 @@ def _run(args, cwd, env, timeout=900):
 
 @pytest.mark.slow
 def test_wheel_installed_in_a_fresh_venv_generates_compiles_and_verifies_panda(tmp_path):
-    from symgen.robots import robot_urdf
+    from symgen.io.robots import robot_urdf
 
     panda = robot_urdf("panda")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}

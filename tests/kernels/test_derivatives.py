@@ -27,8 +27,8 @@ from random_models import build, random_spec, random_state
 
 import symgen
 from symgen.formulations.tree.catalogue_derivatives import DERIVATIVE_METHODS
+from symgen.io.robots import robot_urdf
 from symgen.ir.printer import evaluate
-from symgen.robots import robot_urdf
 
 pin = pytest.importorskip("pinocchio")
 

@@ -11,7 +11,7 @@ import sys
 DETERMINISM_SCRIPT = """
 import symgen
 from symgen.ir.printer import program_lines
-from symgen.robots import robot_urdf
+from symgen.io.robots import robot_urdf
 ks = symgen.generate(symgen.load(robot_urdf("ur5")), ["inverse_dynamics", "forward_dynamics",
                                                     "mass_matrix_inverse"])
 for p in ks.programs.values():

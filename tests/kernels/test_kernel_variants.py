@@ -14,9 +14,9 @@ import symgen
 from symgen import reference as ref
 from symgen.formulations.tree.hinges import PARTITIONABLE
 from symgen.io.builder import ModelBuilder
+from symgen.io.robots import spatial_chain
 from symgen.ir.printer import program_lines
 from symgen.kernels import DEFAULT_KERNELS, KERNELS
-from symgen.robots import spatial_chain
 
 #: The catalogue without the programs built from others (derivatives, linearization,
 #: regressors: their own tests, tests/kernels/test_derivatives.py, test_linearization.py and

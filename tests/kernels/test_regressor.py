@@ -27,9 +27,9 @@ from paths import EXAMPLES, ROOT
 from random_models import build, random_spec, random_state
 
 import symgen
+from symgen.io.robots import robot_urdf
 from symgen.reference import random_configuration
 from symgen.reference.base_parameters import base_parameters, inertial_parameters
-from symgen.robots import robot_urdf
 
 pin = pytest.importorskip("pinocchio")
 

@@ -29,9 +29,9 @@ from symgen.errors import ModelError
 from symgen.generate import Options
 from symgen.io import load
 from symgen.io.builder import ModelBuilder
+from symgen.io.robots import robot_urdf
 from symgen.model import JointType
 from symgen.peers.pinocchio import Bridge, pin_model_from_symgen
-from symgen.robots import robot_urdf
 
 KERNELS = [
     "inverse_dynamics",

@@ -22,7 +22,7 @@ from paths import EXAMPLES
 
 import symgen
 from symgen import reference as ref
-from symgen.robots import example_robot_data_dir
+from symgen.io.robots import example_robot_data_dir
 
 pin = pytest.importorskip("pinocchio")
 

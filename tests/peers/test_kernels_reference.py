@@ -16,9 +16,9 @@ from random_models import random_state as random_tree_state
 
 import symgen
 from symgen import reference as ref
+from symgen.io.robots import robot_urdf
 from symgen.kernels import KERNELS
 from symgen.peers.pinocchio import Bridge, pin_model_from_symgen
-from symgen.robots import robot_urdf
 
 ROBOTS = [("panda", False), ("ur5", False), ("xarm7", False), ("solo12", True)]
 TREE_SEEDS = range(24)

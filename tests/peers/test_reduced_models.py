@@ -22,9 +22,9 @@ from symgen.apps.verify import random_states, relative_error
 from symgen.errors import ModelError, SymgenError
 from symgen.io import load
 from symgen.io.builder import ModelBuilder
+from symgen.io.robots import example_robot_data_dir, robot_urdf
 from symgen.model import JointType
 from symgen.peers.pinocchio import Bridge
-from symgen.robots import example_robot_data_dir, robot_urdf
 
 ROMEO = "romeo_description/urdf/romeo.urdf"
 #: Romeo's hands: every finger and thumb joint mimics LHand / RHand, and every finger link

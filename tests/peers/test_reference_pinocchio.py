@@ -199,7 +199,7 @@ ROBOTS = [("panda", False), ("ur5", False), ("xarm7", False), ("solo12", True)]
 def robot(name: str, floating: bool):
     pytest.importorskip("symgen.io.urdf", reason="the URDF reader is not available")
     import symgen
-    from symgen.robots import robot_urdf
+    from symgen.io.robots import robot_urdf
 
     path = str(robot_urdf(name))
     model = symgen.load(path, floating_base=floating)
@@ -232,7 +232,7 @@ def test_urdf_continuous_joints_match_pinocchio(relpath, floating):
     """URDF continuous joints: Pinocchio stores (cos θ, sin θ), symgen the angle θ."""
     pytest.importorskip("symgen.io.urdf", reason="the URDF reader is not available")
     import symgen
-    from symgen.robots import example_robot_data_dir
+    from symgen.io.robots import example_robot_data_dir
 
     path = str(example_robot_data_dir() / relpath)
     model = symgen.load(path, floating_base=floating)

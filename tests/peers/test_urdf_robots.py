@@ -9,7 +9,7 @@ import pytest
 
 from symgen.errors import ModelError
 from symgen.io import load
-from symgen.robots import robot_urdf
+from symgen.io.robots import robot_urdf
 
 
 def _arr(x) -> np.ndarray:
@@ -42,7 +42,7 @@ def test_matches_pinocchio_urdf_parser(robot, floating):
 
 def test_sweep_of_example_robot_data_raises_only_model_errors():
     """Every URDF shipped by example-robot-data loads or fails with a clear ModelError."""
-    from symgen.robots import all_urdfs
+    from symgen.io.robots import all_urdfs
 
     loaded = 0
     for path in all_urdfs():

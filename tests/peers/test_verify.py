@@ -22,7 +22,7 @@ from symgen.apps.summary import base_description, mobile_base_hint
 from symgen.apps.verify import random_states, verify_compiled
 from symgen.build.compiler import compile_kernels
 from symgen.generate import default_frames
-from symgen.robots import example_robot_data_dir
+from symgen.io.robots import example_robot_data_dir
 
 PENDULUM = str(EXAMPLES / "double_pendulum.yaml")
 FAST = ("-O0", "-std=c99")

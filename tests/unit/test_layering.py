@@ -33,8 +33,8 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("generate",),  # the kernels of a model, derived and optimised
     ("backends",),  # C99 and SIMD printing and emission
     ("build",),  # cffi build and numpy wrappers
-    ("kernels", "natural", "robots"),  # user-facing catalogues and helpers
-    ("apps",),  # command line, verification, equilibrium, identification
+    ("kernels", "natural", "identification"),  # user-facing catalogues and helpers
+    ("apps",),  # command line, verification, equilibrium, summaries
     ("__init__",),  # the public facade
 )
 

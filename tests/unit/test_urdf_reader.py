@@ -10,9 +10,9 @@ from model_files import line_of, write
 
 from symgen.errors import ModelError
 from symgen.io import load
+from symgen.io.robots import robot_urdf
 from symgen.io.urdf import read_urdf
 from symgen.model import JointType
-from symgen.robots import robot_urdf
 
 
 def _arr(x) -> np.ndarray:

@@ -38,7 +38,7 @@ register(Kernel(
     "regressor of the base inertial parameters: τ = Y_base π_base", ("q", "v", "a"),
     one("Y_base", lambda c: (c.model.nv, c.base_parameters.count),
         "regressor of the base parameters (nv × base, row-major): the independent columns "
-        "of Y, found at generation (symgen.apps.identification.base_parameters)"),
+        "of Y, found at generation (symgen.identification.base_parameters)"),
     with_context(lambda d, c: [
         x for row in _rows(regressor.regressor(d.b, c.model, d.inputs, c.snap), _n_params(c))
         for x in (row[j] for j in c.base_parameters.columns)]),
