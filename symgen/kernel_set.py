@@ -34,6 +34,11 @@ class KernelSet:
     sizes: list[tuple[str, int, str]] = field(default_factory=list)
     #: Default C prefix (None: from the model name, :func:`symgen.cnames.default_prefix`).
     prefix: str | None = None
+    #: Whether the header documents the model's tree layout (the spatial conventions, the
+    #: joints' q and v index ranges, the bodies, frames and runtime parameters) before the
+    #: notes: kernels of the spanning tree's coordinates; a formulation whose kernels take
+    #: other coordinates sets it False in ``finish`` (the header then has the notes only).
+    tree_layout: bool = True
     #: The formulation that derived the programs, and its context.
     formulation: str = "tree"
     context: FormulationContext | None = None

@@ -94,7 +94,10 @@ class Kernel:
       batch keeps the scalar loop (:mod:`symgen.backends.simd.emit`), which spares the build the
       lane code of what is often the model's largest kernel;
     - ``schedule``: its program is ordered depth-first from the outputs
-      (:func:`symgen.ir.optimize.schedule`): the programs derived by differentiation.
+      (:func:`symgen.ir.optimize.schedule`): the programs derived by differentiation;
+    - ``program_docs``: the generated C documents the kernel by its program's own text
+      (summary and outputs, which may depend on the model), not by ``summary`` and the
+      outputs' ``doc`` (an argument's documentation is always the program's).
     """
 
     name: str
@@ -121,6 +124,7 @@ class Kernel:
     on_request: bool = False
     without_elements: bool = False
     schedule: bool = False
+    program_docs: bool = False
 
     @property
     def output(self) -> str:

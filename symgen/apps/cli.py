@@ -18,6 +18,7 @@ import click
 from symgen import registry
 from symgen.apps.summary import describe
 from symgen.backends.c99.emit import emit_c
+from symgen.backends.real import REALS, real_type
 from symgen.build.compiler import compile_kernels
 from symgen.errors import SymgenError
 from symgen.generate import FD_METHODS, PARTITION_CHOICES, Options, generate
@@ -525,7 +526,7 @@ def _prepare(model_path, floating_base, kernel_list, real, params, partition, fd
              frames, external_forces, locks=(), no_couplings=False, actuated=None,
              baumgarte=None):
     """Load the model and derive its kernels (one progress line per program on stderr)."""
-    _check_choice("--real", real, ("double", "float"))
+    _check_choice("--real", real, REALS)
     _check_choice("--partition", partition, PARTITION_CHOICES)
     _check_choice("--fd-method", fd_method, FD_METHODS)
     model = load(model_path, floating_base=floating_base, lock=parse_locks(locks),
@@ -607,9 +608,9 @@ def verify_command(model_path, floating_base, kernel_list, real, params, prefix,
     _say("compiling (double)")
     lib = compile_kernels(ks, "double", prefix)
     float_lib = None
-    if real == "float":
-        _say("compiling (float)")
-        float_lib = compile_kernels(ks, "float", prefix)
+    if real_type(real).wider is not None:  # a narrower type: compared with the double build
+        _say(f"compiling ({real})")
+        float_lib = compile_kernels(ks, real, prefix)
     _say(f"comparing on {states} random states")
     report = verify_compiled(lib, random_states(ks, states, seed), float_lib)
     checks = report.checks

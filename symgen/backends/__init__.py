@@ -1,13 +1,13 @@
 """Code-generation backends: how a :class:`~symgen.generate.KernelSet` becomes C and how
 that C is compiled.
 
-A :class:`Backend` bundles a printer (:class:`symgen.backends.c99.printer.CPrinter` or a subclass: the
-layout of array elements and the spelling of statements), its templates, its emit function
-``emit(ks, prefix, real) -> CSource`` and its compile flags ``target(spec) -> Target``
-(flags, link libraries, cache-key identity). :data:`BACKENDS` registers
+A :class:`Backend` bundles a printer (:class:`symgen.backends.c99.printer.CPrinter` or a
+subclass: the layout of array elements and the spelling of statements), its templates, its
+emit function ``emit(ks, prefix, real) -> CSource`` and its compile flags
+``target(spec) -> Target`` (flags, link libraries, cache-key identity). :data:`BACKENDS` registers
 
-- ``"c99"``: the scalar kernels and their ``*_batch`` loops (:func:`symgen.backends.c99.emit.emit_c`,
-  unchanged);
+- ``"c99"``: the scalar kernels and their ``*_batch`` loops
+  (:func:`symgen.backends.c99.emit.emit_c`, unchanged);
 - ``"simd"``: ``*_simd_batch`` loops evaluating W states per iteration in vector lanes
   (:mod:`symgen.backends.simd.emit`), compiled for a chosen CPU
   (:mod:`symgen.backends.simd.target`) and linked with the c99 object.
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from symgen.backends.c99.emit import CSource, emit_c
 from symgen.backends.c99.printer import CPrinter
+from symgen.backends.real import REALS, RealType, real_type
 from symgen.backends.simd.emit import TEMPLATES as SIMD_TEMPLATES
 from symgen.backends.simd.emit import SimdPrinter, emit_simd, simd_declarations
 from symgen.backends.simd.target import BASE_FLAGS, Target, simd_target
@@ -65,5 +66,6 @@ def backend(name: str) -> Backend:
         raise ValueError(f"unknown backend {name!r} (known: {', '.join(BACKENDS)})") from None
 
 
-__all__ = ["BACKENDS", "BASE_FLAGS", "C99_FLAGS", "Backend", "SimdPrinter", "Target",
-           "backend", "c99_target", "emit_simd", "simd_declarations", "simd_target"]
+__all__ = ["BACKENDS", "BASE_FLAGS", "C99_FLAGS", "REALS", "Backend", "RealType", "SimdPrinter",
+           "Target", "backend", "c99_target", "emit_simd", "real_type", "simd_declarations",
+           "simd_target"]

@@ -14,9 +14,10 @@ wait for each other (one lock per key). Build directories whose process has died
 than :data:`STALE_AFTER` seconds, are removed by the next build.
 
 The same shared library holds a second extension module, ``<module>_fast``
-(:mod:`symgen.backends.c99.fastcall`, numpy's C API): the single-call fast path. Every kernel becomes a
-:class:`KernelFunction` (:mod:`symgen.build.wrappers`) taking numpy arrays: one argument set, or a
-batch with a leading axis that runs as one C loop (the ``*_batch`` C function).
+(:mod:`symgen.backends.c99.fastcall`, numpy's C API): the single-call fast path. Every
+kernel becomes a :class:`KernelFunction` (:mod:`symgen.build.wrappers`) taking numpy arrays:
+one argument set, or a batch with a leading axis that runs as one C loop (the ``*_batch`` C
+function).
 """
 
 from __future__ import annotations
@@ -42,12 +43,12 @@ import cffi
 import numpy as np
 from cffi.recompiler import recompile
 
-from symgen.backends.simd.target import Target
 from symgen.backends.c99.emit import CSource, emit_c
 from symgen.backends.c99.fastcall import KEY_MODULE, fastcall_source
-from symgen.generate import KernelSet
-from symgen.errors import SymgenError
+from symgen.backends.simd.target import Target
 from symgen.build.wrappers import DTYPES, CompiledKernels, KernelFunction
+from symgen.errors import SymgenError
+from symgen.generate import KernelSet
 
 #: Flags of the cffi build (the generated C is also checked with the strict warning set,
 #: which cffi's own wrapper code would not pass).

@@ -2,10 +2,10 @@
 :class:`CompiledKernels` (a model's kernels), on top of the modules of :mod:`symgen.build.compiler`.
 
 A call whose arguments are already in the kernel's layout (float arrays of the build's type,
-C-contiguous, of the single-call shape) takes the fast path of :mod:`symgen.backends.c99.fastcall`: the
-kernel is called from C with no conversion and no copy. Every other call takes the general
-path below (batches, broadcasting, scalars, conversion, the errors), with the same results
-bit for bit.
+C-contiguous, of the single-call shape) takes the fast path of
+:mod:`symgen.backends.c99.fastcall`: the kernel is called from C with no conversion and no
+copy. Every other call takes the general path below (batches, broadcasting, scalars,
+conversion, the errors), with the same results bit for bit.
 """
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from symgen.backends.real import REAL_TYPES, real_type
 from symgen.errors import SymgenError
 from symgen.ir.program import ArraySpec
 
-DTYPES = {"double": np.float64, "float": np.float32}
+#: The numpy scalar type of each real type (:mod:`symgen.backends.real`).
+DTYPES = {name: np.dtype(t.dtype).type for name, t in REAL_TYPES.items()}
 
 
 class KernelFunction:
@@ -48,7 +50,8 @@ class KernelFunction:
     written (as if copied).
 
     Single calls with C-contiguous arrays of the build's type (and Python floats for size-1
-    arguments of a double build) call the kernel straight from C (:mod:`symgen.backends.c99.fastcall`).
+    arguments of a double build) call the kernel straight from C
+    (:mod:`symgen.backends.c99.fastcall`).
     """
 
     #: Calls go to the fast function of the compiled module (``_fast``), which hands what it
@@ -66,8 +69,8 @@ class KernelFunction:
         #: The C function of a batch: the SIMD batch when built (``batch_name``), else the
         #: scalar loop ``<c_name>_batch``.
         self._batch = getattr(lib, batch_name or c_name + "_batch")
-        self._ctype = f"{real}[]"
-        self.dtype = DTYPES[real]
+        self._ctype = f"{real_type(real).name}[]"
+        self.dtype = DTYPES[real_type(real).name]
         self._defaults = defaults
         self._takes_out = all(s.name != "out" for s in self.inputs)
         returns = ", ".join(s.name for s in self.outputs)

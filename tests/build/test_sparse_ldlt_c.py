@@ -18,13 +18,13 @@ import numpy as np
 import pytest
 from random_models import parametric_arm
 
-from symgen.ir.counts import op_counts
-from symgen.ir.printer import evaluate
 from symgen.build.compiler import compile_kernels
-from symgen.ir.expr import ZERO, Expr
 from symgen.formulations import sparse
 from symgen.generate import KernelSet, Options
+from symgen.ir.counts import op_counts
+from symgen.ir.expr import ZERO, Expr
 from symgen.ir.optimize import optimize
+from symgen.ir.printer import evaluate
 from symgen.ir.program import ProgramBuilder
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
@@ -57,7 +57,8 @@ def test_compiled_semidefinite_solve_scalar_and_batch(monkeypatch, tmp_path):
     bld.output("x", n, sparse.solve(bld, f, r), "a solution")
     prog = optimize(bld.build())
     assert op_counts(prog)["other"] == n
-    ks = KernelSet(parametric_arm().resolve(), Options(), prefix="psd", formulation="natural")
+    ks = KernelSet(parametric_arm().resolve(), Options(), prefix="psd", formulation="natural",
+                   tree_layout=False)
     ks.programs["psd_solve"] = prog
     ks.kernel_of["psd_solve"] = "nc_mass_matrix"  # registered kernel outside the tree catalogue
     lib = compile_kernels(ks, flags=("-O1", "-std=c99"))

@@ -23,9 +23,9 @@ from pathlib import Path
 import jinja2
 
 from symgen.backends.c99.printer import CPrinter
+from symgen.backends.real import REALS, real_type
 from symgen.cnames import c_comment_text, c_identifier, c_name_text, check_prefix, default_prefix
 from symgen.errors import SymgenError
-from symgen.formulations.tree_kernels import INPUT_DOCS
 from symgen.generate import KernelSet
 from symgen.ir import splitting
 from symgen.ir.counts import op_counts
@@ -36,7 +36,6 @@ from symgen.model.scalars import scalar_text
 from symgen.registry import all_kernels
 from symgen.version import __version__
 
-REALS = ("double", "float")
 #: The Jinja2 templates, shipped inside the package (package data
 #: ``symgen/backends/c99/templates/*.j2``).
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
@@ -70,8 +69,8 @@ class CSource:
     typedef: str = ""
     functions: tuple[CFunction, ...] = ()
     #: Translation units that together define what ``source`` defines (each a complete C
-    #: file holding some of the functions), for compiling in parallel (:mod:`symgen.build.compiler`);
-    #: empty: compile ``source`` whole.
+    #: file holding some of the functions), for compiling in parallel
+    #: (:mod:`symgen.build.compiler`); empty: compile ``source`` whole.
     units: tuple[str, ...] = ()
 
     def declarations(self) -> str:
@@ -137,18 +136,17 @@ def _function(ks: KernelSet, name: str, prefix: str, printer: CPrinter
     """The structure of one kernel's C function and its template context."""
     program = ks[name]
     kernel = all_kernels().get(ks.kernel_of[name])
-    # tree kernels: the registry's documentation; others: the program's own
-    catalogue = kernel is not None and kernel.formulation == "tree"
-    summary = ascii_text(kernel.summary if catalogue else program.doc)
+    # the declaration's summary and output docs, unless the program documents itself
+    declared = kernel is not None and not kernel.program_docs
+    summary = ascii_text(kernel.summary if declared else program.doc)
     output_docs = {o.name: o.doc for o in kernel.outputs} if kernel is not None else {}
     if name in ks.frame_of:
         frame = c_comment_text(ks.frame_of[name]).replace("'", "\\x27")
         summary += f" (frame '{frame}', {ks.options.jacobian_reference})"
     if name in ks.choices:
         summary += f" [{ascii_text(ks.choices[name])}]"
-    inputs = [_argument("in ", s, INPUT_DOCS.get(s.name, s.doc) if catalogue else s.doc)
-              for s in program.inputs]
-    outputs = [_argument("out", s, output_docs[s.name] if catalogue else s.doc)
+    inputs = [_argument("in ", s, s.doc) for s in program.inputs]
+    outputs = [_argument("out", s, output_docs[s.name] if declared else s.doc)
                for s in program.output_specs]
     fname = f"{prefix}_{name}"
     function = CFunction(
@@ -185,7 +183,6 @@ def _bodies(program: Program, fname: str, printer: CPrinter) -> tuple[list[str],
         return printer.body(program), []
     split_parts, size = splitting.split(program)
     work = printer.WORK_ARRAY
-    params = printer.parameters(program.inputs, program.output_specs)
     names = [spec.name for spec in (*program.inputs, *program.output_specs)]
     parts = []
     for k, (part, lines) in enumerate(zip(split_parts, printer.part_bodies(program,
@@ -199,21 +196,20 @@ def _bodies(program: Program, fname: str, printer: CPrinter) -> tuple[list[str],
                      for e in x.symbols() if isinstance(e, Elem)}
         if part.reads or part.exports:
             used.add(work)
-        unused = [f"(void){n};" for n in (*names, work) if n not in used]
-        parts.append({"prototype": f"void {fname}_part{k}({', '.join(params)}, "
-                                   f"{printer.type_name} *{work})",
+        unused = [printer.discard(n) for n in (*names, work) if n not in used]
+        parts.append({"prototype": printer.part_prototype(f"{fname}_part{k}", program.inputs,
+                                                          program.output_specs),
                       "body": unused + lines})
-    call = ", ".join([*names, work])
-    body = [f"{printer.type_name} {work}[{size}];"]
-    body += [f"{fname}_part{k}({call});" for k in range(len(parts))]
+    body = [printer.work_array(size)]
+    body += [printer.call(f"{fname}_part{k}", [*names, work]) for k in range(len(parts))]
     return body, parts
 
 
 def _conventions(ks: KernelSet) -> list[str]:
-    """The header's documentation block: conventions, the tree layout when the set has
-    catalogue (tree) kernels, and the kernel set's notes. Names pass through
-    :func:`c_name_text`, notes through :func:`ascii_text`."""
-    if ks.formulation != "tree":
+    """The header's documentation block: conventions, the model's tree layout when the set
+    documents it (:attr:`KernelSet.tree_layout`), and the kernel set's notes. Names pass
+    through :func:`c_name_text`, notes through :func:`ascii_text`."""
+    if not ks.tree_layout:
         return [
             "Conventions (docs/conventions.md): SI units; matrices row-major.",
             "The *_batch functions apply the kernel to `count` consecutive argument sets",
@@ -355,8 +351,7 @@ def emit_c(ks: KernelSet, prefix: str | None = None, real: str = "double",
     model name) must be a valid prefix (:func:`symgen.cnames.check_prefix`); it is used as
     given, never rewritten.
     """
-    if real not in REALS:
-        raise SymgenError(f"real must be one of {', '.join(REALS)}, got {real!r}")
+    real = real_type(real).name  # an unknown name raises
     if prefix is None:
         prefix = ks.prefix if ks.prefix is not None else default_prefix(ks.model.name)
     check_prefix(prefix)
@@ -371,7 +366,7 @@ def emit_c(ks: KernelSet, prefix: str | None = None, real: str = "double",
     context = {
         "banner": banner(ks, prefix, real),
         "guard": guard,
-        "real": real,
+        "typedef": printer.typedef(),
         "prefix": prefix,
         "sizes": sizes,
         "conventions": _conventions(ks),
@@ -386,7 +381,7 @@ def emit_c(ks: KernelSet, prefix: str | None = None, real: str = "double",
     unit_sources = tuple(template.render({**context, "functions": [functions[i] for i in g]})
                          for g in groups)
     return CSource(prefix, header_name, source_name, header, source,
-                   typedef=f"typedef {real} {prefix}_real;",
+                   typedef=printer.typedef(),
                    functions=tuple(function for function, _ in emitted), units=unit_sources)
 
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from symgen.backends.real import RealType, real_type
 from symgen.errors import SymgenError
 from symgen.ir.expr import Expr, Num
 from symgen.ir.printer import Printer
@@ -40,12 +41,18 @@ def _positive_zero(e: Expr) -> bool:
 
 
 class CPrinter(Printer):
-    """C99; ``real="float"`` uses float literals and ``sinf``/``cosf``/``sqrtf``.
-    ``type_name`` spells the real type in declarations (a typedef such as ``panda_real``)."""
+    """C99 for the real type ``real`` (a name or row of :mod:`symgen.backends.real`; with
+    ``float``: float literals and ``sinf``/``cosf``/``sqrtf``). ``type_name`` spells the real
+    type in declarations (a typedef such as ``panda_real``)."""
 
-    def __init__(self, real: str = "double", type_name: str | None = None) -> None:
-        self.real = real
-        self.type_name = type_name or real
+    def __init__(self, real: str | RealType = "double", type_name: str | None = None) -> None:
+        self.real_type = real_type(real)
+        self.real = self.real_type.name
+        self.type_name = type_name or self.real
+
+    def typedef(self) -> str:
+        """``typedef double panda_real;``: the declaration of :attr:`type_name`."""
+        return f"typedef {self.real} {self.type_name};"
 
     def define(self, target: str, value: str) -> str:
         return f"const {self.type_name} {target} = {value};"
@@ -129,6 +136,25 @@ class CPrinter(Printer):
         params = self.parameters(inputs, outputs, pointers=True)
         return f"void {name}(size_t count, {', '.join(params)})"
 
+    def part_prototype(self, name: str, inputs: Sequence[ArraySpec],
+                       outputs: Sequence[ArraySpec]) -> str:
+        """``void name(const T q[nq], ..., T out[n], T *symgen_w)``: one part of a kernel
+        printed in parts (:meth:`part_bodies`), its arguments and the work array."""
+        params = [*self.parameters(inputs, outputs), f"{self.type_name} *{self.WORK_ARRAY}"]
+        return f"void {name}({', '.join(params)})"
+
+    def work_array(self, size: int) -> str:
+        """The declaration of the work array of :data:`WORK_ARRAY` with ``size`` elements."""
+        return f"{self.type_name} {self.WORK_ARRAY}[{size}];"
+
+    def call(self, name: str, arguments: Sequence[str]) -> str:
+        """The statement calling function ``name`` with ``arguments``."""
+        return f"{name}({', '.join(arguments)});"
+
+    def discard(self, name: str) -> str:
+        """The statement marking parameter ``name`` as used (a part that does not read it)."""
+        return f"(void){name};"
+
     def number(self, value: float) -> str:
         """A C literal of ``value``: ``repr`` of the double (``2.0``, ``1e-300``), or for
         ``float`` the shortest decimal of the value rounded to float (IEEE binary32) with an
@@ -137,21 +163,22 @@ class CPrinter(Printer):
         or one beyond float's range in a float kernel, raises :class:`SymgenError`."""
         if not math.isfinite(value):
             raise SymgenError(f"the number {value!r} is not finite and has no C literal")
-        if self.real == "float":
+        real = self.real_type
+        if real.wider is not None:  # narrower than the IR's double: round to the type
             with np.errstate(over="ignore"):
-                single = np.float32(value)
-            if not np.isfinite(single):
-                raise SymgenError(f"the number {value!r} exceeds the range of float "
-                                  "(generate with real='double')")
-            text = str(single)  # numpy: the shortest decimal that rounds to ``single``
+                rounded = np.dtype(real.dtype).type(value)
+            if not np.isfinite(rounded):
+                raise SymgenError(f"the number {value!r} exceeds the range of {real.name} "
+                                  f"(generate with real='{real.wider}')")
+            text = str(rounded)  # numpy: the shortest decimal that rounds to ``rounded``
         else:
             text = repr(value)
         if "e" not in text and "." not in text:
             text += ".0"
-        return text + ("f" if self.real == "float" else "")
+        return text + real.literal_suffix
 
     def function(self, name: str) -> str:
-        return name + ("f" if self.real == "float" else "")
+        return name + self.real_type.math_suffix
 
     def select(self, cond: str, then: str, other: str) -> str:
         return f"(({cond}) ? {then} : {other})"

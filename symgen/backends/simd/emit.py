@@ -41,7 +41,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from symgen.backends.c99.emit import (
-    REALS,
     CFunction,
     CSource,
     banner,
@@ -52,6 +51,7 @@ from symgen.backends.c99.emit import (
     template_environment,
 )
 from symgen.backends.c99.printer import CPrinter
+from symgen.backends.real import RealType, real_type
 from symgen.backends.simd.transpose import block_helpers, is_power_of_two, store_calls
 from symgen.cnames import check_prefix, default_prefix
 from symgen.errors import SymgenError
@@ -67,16 +67,18 @@ TEMPLATES = ("simd.h.j2", "simd.c.j2")
 #: Where they are (package data ``symgen/backends/simd/templates/*.j2``).
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 
-#: Width by target, first match wins (preprocessor condition, lanes of double, lanes of float).
+#: Width by target, first match wins (preprocessor condition, register width in doubles:
+#: lanes of double; a narrower real type has :attr:`RealType.per_double` times as many).
 WIDTHS = (
-    ("defined(__AVX512F__)", 8, 16),
-    ("defined(__AVX__)", 4, 8),
-    ("defined(__SSE2__)", 2, 4),
-    ("defined(__aarch64__)", 2, 4),
-    ("defined(__VSX__)", 2, 4),
+    ("defined(__AVX512F__)", 8),
+    ("defined(__AVX__)", 4),
+    ("defined(__SSE2__)", 2),
+    ("defined(__aarch64__)", 2),
+    ("defined(__VSX__)", 2),
 )
-#: Float only: 32-bit ARM NEON has float (not double) vector arithmetic.
-FLOAT_ONLY_WIDTHS = (("defined(__ARM_NEON)", 4),)
+#: Widths for one real type only, after :data:`WIDTHS` (condition, lanes): 32-bit ARM NEON
+#: has float (not double) vector arithmetic.
+ONLY_WIDTHS = {"float": (("defined(__ARM_NEON)", 4),)}
 
 #: x86-64 vector function ABI ISA letters of libmvec's symbols (``_ZGV<isa>N<W><args>_<fn>``),
 #: their number for the preprocessor, the condition under which the variant is callable, and
@@ -104,7 +106,7 @@ class SimdPrinter(CPrinter):
     a vector is required), a call goes to ``<prefix>_simd_<fn>``, a comparison becomes a mask
     and a select a blend. :attr:`functions` collects the functions printed."""
 
-    def __init__(self, real: str = "double", type_name: str | None = None,
+    def __init__(self, real: str | RealType = "double", type_name: str | None = None,
                  prefix: str = "m") -> None:
         super().__init__(real, type_name)
         self.vector = f"{prefix}_simd_v"
@@ -160,6 +162,10 @@ class SimdPrinter(CPrinter):
         ins = [f"const {self.vector} {s.name}[{s.size}]" for s in inputs]
         return ", ".join(ins + [f"{self.type_name} *{s.name}" for s in outputs])
 
+    def vector_parameters(self, names: list[str]) -> str:
+        """``V x, V y``: the parameters of a vector math helper."""
+        return ", ".join(f"{self.vector} {a}" for a in names)
+
 
 @dataclass(frozen=True)
 class _Names:
@@ -202,22 +208,23 @@ def _claim_symbols(scalar: CSource, ks: KernelSet, prefix: str) -> None:
         seen.add(symbol)
 
 
-def _function_context(fn: str, printer: SimdPrinter, real: str) -> dict:
+def _function_context(fn: str, printer: SimdPrinter) -> dict:
     """Template context of one vector math helper: libmvec variants and the lane loop."""
     arity = ARITY[fn]
     params = ["x"] if arity == 1 else ["y", "x"] if fn == "atan2" else ["x", "y"]
-    suffix = "f" if real == "float" else ""
+    real = printer.real_type
     mvec = []
     if fn in MVEC_SINCE:
         glibc = "" if MVEC_SINCE[fn] <= 22 else (
             f" && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= {MVEC_SINCE[fn]})")
         for letter, number, _cond, doubles in MVEC_ISAS:
-            width = doubles * (2 if real == "float" else 1)
+            width = doubles * real.per_double
             mvec.append({"letter": number, "glibc": glibc,
-                         "symbol": f"_ZGV{letter}N{width}{'v' * arity}_{fn}{suffix}"})
+                         "symbol": f"_ZGV{letter}N{width}{'v' * arity}_{fn}"
+                                   f"{real.math_suffix}"})
     return {
         "helper": f"{printer.helper}{fn}",
-        "vector_params": ", ".join(f"{printer.vector} {a}" for a in params),
+        "vector_params": printer.vector_parameters(params),
         "first": params[0],
         "c_name": printer.function(fn),
         "lane_args": ", ".join(f"{a}[l]" for a in params),
@@ -252,8 +259,7 @@ def _kernel_context(f: CFunction, ks: KernelSet, printer: SimdPrinter, ops: str,
     program = ks[f.program]
     helper = printer.helper
     plain = [{"name": spec.name, "size": spec.size} for spec in (*f.inputs, *f.outputs)]
-    params = printer.parameters(f.inputs, f.outputs, pointers=True)
-    batch_prototype = f"void {f.name}_simd_batch(size_t count, {', '.join(params)})"
+    batch_prototype = printer.batch_prototype(f"{f.name}_simd_batch", f.inputs, f.outputs)
     reason = _scalar_loop_reason(program, all_kernels().get(ks.kernel_of.get(f.program, "")))
     if reason is not None:
         return {"vector": False, "reason": reason, "scalar_name": f.name,
@@ -298,15 +304,14 @@ def emit_simd(ks: KernelSet, prefix: str | None = None, real: str = "double",
               units: int = 1) -> CSource:
     """``<prefix>_simd.h`` / ``<prefix>_simd.c``: a ``<prefix>_<name>_simd_batch`` for every
     program of ``ks``, to be compiled with :func:`symgen.backends.simd.target.simd_target`'s
-    flags and linked with the scalar ``<prefix>.c`` (:func:`symgen.backends.c99.emit.emit_c`; pass it as
-    ``scalar`` when already emitted). ``width`` bakes in a lane count (default: chosen by the
-    preprocessor from the target, see the module documentation).
+    flags and linked with the scalar ``<prefix>.c`` (:func:`symgen.backends.c99.emit.emit_c`;
+    pass it as ``scalar`` when already emitted). ``width`` bakes in a lane count (default:
+    chosen by the preprocessor from the target, see the module documentation).
 
     The returned :class:`CSource` lists one :class:`CFunction` per kernel whose ``name`` and
     ``prototype`` are the scalar kernel's (which the simd batch calls for the remainder) and
     whose ``batch_name`` / ``batch_prototype`` are the simd batch's."""
-    if real not in REALS:
-        raise SymgenError(f"real must be one of {', '.join(REALS)}, got {real!r}")
+    real = real_type(real).name  # an unknown name raises
     if width is not None and (not isinstance(width, int) or width < 1):
         raise SymgenError(f"width must be a positive integer, got {width!r}")
     if prefix is None:
@@ -319,10 +324,9 @@ def emit_simd(ks: KernelSet, prefix: str | None = None, real: str = "double",
     names = _Names(prefix)
     macros = names.macros
     printer = SimdPrinter(real, f"{prefix}_real", prefix)
-    lane = 2 if real == "float" else 1
-    widths = [(cond, d if real == "double" else s) for cond, d, s in WIDTHS]
-    if real == "float":
-        widths += list(FLOAT_ONLY_WIDTHS)
+    lane = printer.real_type.per_double
+    widths = [(cond, doubles * lane) for cond, doubles in WIDTHS]
+    widths += list(ONLY_WIDTHS.get(real, ()))
     if width is not None:
         if width > 1 and not is_power_of_two(width):
             raise SymgenError(f"width must be a power of two (GCC vector types), got {width}")
@@ -337,7 +341,7 @@ def emit_simd(ks: KernelSet, prefix: str | None = None, real: str = "double",
     printer.functions = set().union(*(u[0] for u in uses))
     printer.uses_select = any(u[1] for u in uses)
     printer.uses_set1 = any(u[2] for u in uses)
-    functions = [_function_context(fn, printer, real) for fn in sorted(printer.functions)]
+    functions = [_function_context(fn, printer) for fn in sorted(printer.functions)]
     block_names = {"V": printer.vector, "U": f"{prefix}_simd_u",
                    "shuffle": f"{prefix}_simd_shuffle"}
     blocks = [block_helpers(w, block_names) for w in block_widths]
@@ -374,7 +378,7 @@ def emit_simd(ks: KernelSet, prefix: str | None = None, real: str = "double",
         "shuffle": block_names["shuffle"],
         "blocks": blocks,
         "block_list": ", ".join(str(w) for w in block_widths),
-        "mask_int": "int32_t" if real == "float" else "int64_t",
+        "mask_int": printer.real_type.mask_int,
         **macros,
     }
     env = template_environment(TEMPLATE_DIR)

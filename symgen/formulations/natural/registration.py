@@ -107,6 +107,7 @@ class NaturalFormulation:
 
         nm = context.nm
         kernel_set.model = context.model
+        kernel_set.tree_layout = False
         kernel_set.sizes = natural_sizes(nm, list(kernel_set.programs.values()))
         kernel_set.prefix = f"{default_prefix(context.model.name)}_natural"
         kernel_set.notes = [*nk.natural_notes(nm), "Bodies (rows of poses): "
@@ -175,7 +176,8 @@ def _kernel(name: str, summary: str, inputs: tuple[str, ...], outputs: tuple[Out
             build: Callable[[NaturalContext], Program | None],
             default: bool = True, **more: Any) -> None:
     register(Kernel(name, FORMULATION, summary, inputs, outputs, _derive(build),
-                    uses_tree=False, default=default, **more))
+                    uses_tree=False, default=default, program_docs=True,
+                    **more))
 
 
 _kernel("nc_mass_matrix", "constant mass matrix M of the natural coordinates", (),
