@@ -9,7 +9,6 @@ evaluator. The C emission (templates) and the compiled module come on top of it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
 
 from symgen import registry
 from symgen.cnames import c_identifier
@@ -24,7 +23,7 @@ from symgen.formulations.tree.options import (
 from symgen.ir.counts import op_counts
 from symgen.ir.optimize import optimize
 from symgen.ir.program import Program
-from symgen.kernel_set import KernelSet
+from symgen.kernel_set import FormulationContext, KernelSet
 from symgen.model import Model
 from symgen.model.moving import require_moving_joint
 
@@ -80,7 +79,8 @@ def _formulation_name(names: list[str] | None, options: object | None) -> str:
     return "natural" if isinstance(options, NaturalOptions) else "tree"
 
 
-def _check_outputs(kernel: registry.Kernel, program: Program, context: Any) -> None:
+def _check_outputs(kernel: registry.Kernel, program: Program,
+                   context: FormulationContext) -> None:
     """The program has the outputs the registry declares, with their shapes."""
     declared = [(o.name, tuple(o.shape(context))) for o in kernel.outputs]
     built = [(s.name, s.shape) for s in program.output_specs]
@@ -94,7 +94,7 @@ def generate(
     kernels: Iterable[str] | None = None,
     options: Options | None = None,
     progress: Callable[[str], None] | None = None,
-    context: Any = None,
+    context: FormulationContext | None = None,
 ) -> KernelSet:
     """Derive and optimise the programs of ``kernels`` (registered names, all of one
     formulation; default: the default kernels of the formulation ``options`` belong to —

@@ -5,6 +5,7 @@ data (:func:`symgen.generate.generate` fills it; the backends print it:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -13,7 +14,14 @@ from symgen.ir.counts import op_counts
 from symgen.ir.printer import evaluate
 from symgen.ir.program import Program
 from symgen.model import Model
-from symgen.registry import FormulationContext
+
+
+class FormulationContext(Protocol):
+    """What every formulation's context offers its consumers: the model it was built for
+    (the tree formulation's :class:`~symgen.formulations.tree.context.TreeContext`, the
+    natural coordinates' :class:`~symgen.formulations.natural.registration.NaturalContext`)."""
+
+    model: Model
 
 
 @dataclass
@@ -62,4 +70,4 @@ class KernelSet:
         return evaluate(self[name], **inputs)
 
 
-__all__ = ["KernelSet"]
+__all__ = ["FormulationContext", "KernelSet"]

@@ -23,10 +23,11 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from symgen.errors import SymgenError
 from symgen.ir.program import Program
+from symgen.kernel_set import FormulationContext, KernelSet
 from symgen.model import Model
 
 #: Modules whose import registers a formulation's kernels, in catalogue order.
@@ -45,21 +46,13 @@ REGISTRATION_MODULES = (
 COMPARISONS = ("relative", "solve", "system")
 
 
-class FormulationContext(Protocol):
-    """What every formulation's context offers its consumers: the model it was built for
-    (the tree formulation's :class:`~symgen.formulations.tree.context.TreeContext`, the
-    natural coordinates' :class:`~symgen.formulations.natural.registration.NaturalContext`)."""
-
-    model: Model
-
-
 @dataclass(frozen=True)
 class Output:
     """An output array: its name, its shape as a function of the formulation's context,
     and one line of documentation (in the generated header)."""
 
     name: str
-    shape: Callable[[Any], tuple[int, ...]]
+    shape: Callable[[FormulationContext], tuple[int, ...]]
     doc: str
 
 
@@ -105,7 +98,9 @@ class Kernel:
     summary: str
     inputs: tuple[str, ...]
     outputs: tuple[Output, ...]
-    derive: Callable[[Any, Any], Program]
+    #: The formulation's own derivation, called by its ``candidates`` with its context and
+    #: target (:data:`symgen.formulations.tree.derivation.Derive` for the tree).
+    derive: Callable[..., Program]
     comparison: str = "relative"
     per_frame: bool = False
     takes_forces: bool = False
@@ -156,18 +151,18 @@ class Formulation(Protocol):
 
     name: str
 
-    def default_options(self) -> Any: ...
+    def default_options(self) -> object: ...
 
-    def check_options(self, options: Any) -> None: ...
+    def check_options(self, options: object) -> None: ...
 
-    def context(self, model: Any, options: Any) -> Any: ...
+    def context(self, model: Model, options: object) -> FormulationContext: ...
 
-    def frames(self, kernel: Kernel, context: Any) -> list[str | None]: ...
+    def frames(self, kernel: Kernel, context: FormulationContext) -> list[str | None]: ...
 
-    def candidates(self, kernel: Kernel, context: Any, name: str, frame: str | None,
-                   options: Any) -> list[tuple[str, Program]]: ...
+    def candidates(self, kernel: Kernel, context: FormulationContext, name: str,
+                   frame: str | None, options: object) -> list[tuple[str, Program]]: ...
 
-    def finish(self, kernel_set: Any, context: Any) -> None: ...
+    def finish(self, kernel_set: KernelSet, context: FormulationContext) -> None: ...
 
 
 _REGISTRY = Registry()
