@@ -16,14 +16,19 @@ from typing import NoReturn
 import click
 
 from symgen import registry
+from symgen.apps.cli_report import (
+    OP_COLUMNS,
+    derive_catalogue,
+    derive_with_progress,
+    ops_table,
+)
 from symgen.apps.summary import describe
 from symgen.backends.c99.emit import emit_c
 from symgen.backends.real import REALS, real_type
 from symgen.build.compiler import compile_kernels
 from symgen.errors import SymgenError
-from symgen.generate import FD_METHODS, PARTITION_CHOICES, Options, generate
+from symgen.generate import FD_METHODS, PARTITION_CHOICES, Options
 from symgen.io import load
-from symgen.kernels import KERNELS
 from symgen.version import __version__
 
 #: Exit codes of ``symgen`` (see :func:`main`).
@@ -151,10 +156,6 @@ def parse_locks(specs: tuple[str, ...]) -> dict[str, list[float] | None]:
             ) from None
         out[name] = values
     return out
-
-
-#: Columns of the op-count table and keys of each ``--json`` entry, in this order.
-OP_COLUMNS = ("add", "mul", "div", "sqrt", "trig", "other", "total")
 
 
 @main.command()
@@ -301,9 +302,9 @@ def info(
         names = [k.strip() for k in kernel_list.split(",") if k.strip()]
         if not names:
             raise SymgenError("--kernels names no kernel")
-        kernel_set = _derive_with_progress(model, names, options)
+        kernel_set = derive_with_progress(model, names, options)
     else:
-        kernel_set = _derive_catalogue(model, options, skipped)
+        kernel_set = derive_catalogue(model, options, skipped)
     counts = {
         name: {key: int(value[key]) for key in OP_COLUMNS}
         for name, value in kernel_set.op_counts().items()
@@ -315,33 +316,7 @@ def info(
     click.echo()
     for line in skipped:
         click.echo(line)
-    click.echo(_ops_table(kernel_set, counts))
-
-
-def _derive_catalogue(model, options, skipped: list[str]):
-    """Every kernel of the catalogue for ``model``: the default ones, then each other one
-    on its own, those that need what the model does not declare (e.g. actuated joints)
-    left out with one line in ``skipped``."""
-    default = [k for k, spec in KERNELS.items() if spec.default]
-    kernel_set = _derive_with_progress(model, default, options)
-    for name, spec in KERNELS.items():
-        if spec.default:
-            continue
-        if spec.on_request:
-            skipped.append(f"{name}: not derived (built from other programs; name it with "
-                           "--kernels)")
-            continue
-        try:
-            more = _derive_with_progress(model, [name], options)
-        except SymgenError as exc:
-            skipped.append(f"{name}: not derived ({exc})")
-            continue
-        kernel_set.programs.update(more.programs)
-        kernel_set.kernel_of.update(more.kernel_of)
-        kernel_set.frame_of.update(more.frame_of)
-        kernel_set.choices.update(more.choices)
-        kernel_set.alternatives.update(more.alternatives)
-    return kernel_set
+    click.echo(ops_table(kernel_set, counts))
 
 
 def _frames_option(model, frames: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -359,95 +334,6 @@ def _frames_option(model, frames: tuple[str, ...]) -> tuple[str, ...] | None:
 def _check_choice(flag: str, value: str | None, allowed: tuple[str, ...]) -> None:
     if value is not None and value not in allowed:
         raise SymgenError(f"{flag} must be one of {', '.join(allowed)}, got {value!r}")
-
-
-def _derive_with_progress(model, names: list[str], options):
-    """``generate`` with one "deriving NAME" line per program on stderr: plain lines, or
-    a single rewritten line when stderr is a terminal."""
-    isatty = getattr(sys.stderr, "isatty", None)
-    live = bool(isatty and isatty())
-
-    def say(line: str) -> None:
-        if live:
-            click.echo(f"\r\x1b[K{line}", err=True, nl=False)
-        else:
-            click.echo(line, err=True)
-
-    try:
-        return generate(model, names, options, progress=say)
-    finally:
-        if live:
-            click.echo("\r\x1b[K", err=True, nl=False)
-
-
-def _short_variant(label: str) -> str:
-    return (
-        label.replace("unpartitioned", "unpart")
-        .replace("partitioned", "part")
-        .replace(", ", "/")
-    )
-
-
-def _choice_text(kernel_set, name: str) -> str:
-    choice = kernel_set.choices.get(name, "")
-    alternatives = kernel_set.alternatives.get(name)
-    if not alternatives:
-        return choice
-    tried = ", ".join(f"{_short_variant(label)} {total}" for label, total in alternatives.items())
-    return f"{choice} ({tried})"
-
-
-def _ops_table(kernel_set, counts: dict[str, dict[str, int]]) -> str:
-    """The ``--ops`` table and its closing line."""
-    header = ("kernel", *OP_COLUMNS, "choice")
-    rows = [
-        (name, *(str(c[key]) for key in OP_COLUMNS), _choice_text(kernel_set, name))
-        for name, c in counts.items()
-    ]
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header) - 1)]
-    lines = [f"op counts ({len(rows)} programs)"]
-    for row in [header, *rows]:
-        cells = [row[0].ljust(widths[0])]
-        cells += [cell.rjust(width) for cell, width in zip(row[1:-1], widths[1:], strict=True)]
-        cells.append(row[-1])
-        lines.append("  " + "  ".join(cells).rstrip())
-    lines.append(_closing_line(kernel_set))
-    return "\n".join(lines)
-
-
-def _closing_line(kernel_set) -> str:
-    """Which variant each kernel with variants uses (the forward-dynamics method), and where
-    the partitioning of each kernel shows when the model has multi-DOF joints."""
-    lines = []
-    for name, kernel in KERNELS.items():
-        if not kernel.variants:
-            continue
-        what = name.replace("_", "-") + " method"
-        if name not in kernel_set.programs:
-            lines.append(f"{name}: not derived (not in --kernels)")
-            continue
-        method = kernel_set.choices.get(name, "").split(", ")[0]
-        requested = getattr(kernel_set.options, name, "auto")
-        if requested == "auto" and kernel_set.model.coupled:
-            lines.append(f"default {what}: {method} (the articulated-body recursion does not "
-                         "apply to coupled joints)")
-        elif requested == "auto":
-            variants = kernel.loop_variants if kernel.loop_variants and \
-                kernel_set.model.loop_joints else kernel.variants
-            methods = " and ".join(v.removeprefix(f"{name}_") for v in variants)
-            lines.append(f"default {what}: {method} (the cheaper of {methods})")
-        else:
-            lines.append(f"{what}: {method} (--fd-method {requested})")
-    text = "; ".join(lines)
-    if any(j.nv > 1 for j in kernel_set.model.joints):
-        partition = kernel_set.options.partition
-        text += (
-            f"; multi-DOF joints, --partition {partition}: each kernel's partitioning is in "
-            "the choice column"
-        )
-        if partition == "auto":
-            text += " (part = partitioned, unpart = unpartitioned)"
-    return text
 
 
 # ---------------------------------------------------------------- generate / verify
@@ -540,7 +426,7 @@ def _prepare(model_path, floating_base, kernel_list, real, params, partition, fd
             raise SymgenError("--kernels names no kernel")
     if names and registry.formulation_of(names) != "tree":
         # another formulation's kernels (natural coordinates): its own default options
-        return _derive_with_progress(model, names, None)
+        return derive_with_progress(model, names, None)
     options = Options(
         partition=partition or "auto",
         forward_dynamics=fd_method or "auto",
@@ -549,7 +435,7 @@ def _prepare(model_path, floating_base, kernel_list, real, params, partition, fd
         actuated=_names(actuated, "--actuated"),
         baumgarte=_baumgarte(baumgarte),
     )
-    return _derive_with_progress(model, names, options)
+    return derive_with_progress(model, names, options)
 
 
 @main.command("generate")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from symgen.build.compiler import compile_kernels
+from symgen.build.wrappers import CompiledKernels
 from symgen.errors import SymgenError
 from symgen.generate import generate
 from symgen.model import Model
@@ -34,14 +35,18 @@ class Equilibrium:
     iterations: int
 
 
-def _tree_kernels(model: Model):
-    return compile_kernels(generate(model, ["gravity_forces", "inverse_dynamics_derivatives",
-                            "integrate"]), vectorize=None)
+#: The kernels Newton's method runs on: open trees, closed loops (independent coordinates).
+TREE_KERNELS = ("gravity_forces", "inverse_dynamics_derivatives", "integrate")
+LOOP_KERNELS = ("embedded_inverse_dynamics", "embedded_inverse_dynamics_derivatives",
+                "dependent_coordinates", "integrate")
 
 
-def _loop_kernels(model: Model):
-    return compile_kernels(generate(model, ["embedded_inverse_dynamics", "embedded_inverse_dynamics_derivatives",
-                            "dependent_coordinates", "integrate"]), vectorize=None)
+def _tree_kernels(model: Model) -> CompiledKernels:
+    return compile_kernels(generate(model, list(TREE_KERNELS)), vectorize=None)
+
+
+def _loop_kernels(model: Model) -> CompiledKernels:
+    return compile_kernels(generate(model, list(LOOP_KERNELS)), vectorize=None)
 
 
 def static_equilibrium(model: Model, q0, tau=None, tolerance: float = 1e-10,
