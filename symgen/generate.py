@@ -69,14 +69,13 @@ def assign_program_names(
     return names
 
 
-def _formulation_name(names: list[str] | None, options: object | None) -> str:
+def _formulation(names: list[str] | None, options: object | None) -> registry.Formulation:
+    """The formulation of the kernels ``names``, else the one ``options`` belong to."""
     if names:
         found = registry.formulation_of(names)
         assert found is not None
-        return found
-    from symgen.formulations.natural.kernels import NaturalOptions
-
-    return "natural" if isinstance(options, NaturalOptions) else "tree"
+        return registry.formulation(found)
+    return registry.formulation_for(options)
 
 
 def _check_outputs(kernel: registry.Kernel, program: Program,
@@ -110,7 +109,7 @@ def generate(
     if names is not None:
         for k in names:
             registry.get(k)
-    formulation = registry.formulation(_formulation_name(names, options))
+    formulation = _formulation(names, options)
     options = options if options is not None else formulation.default_options()
     formulation.check_options(options)
     catalogue = registry.kernels_of(formulation.name)

@@ -185,6 +185,18 @@ def formulation(name: str) -> Formulation:
     return _FORMULATIONS[name]
 
 
+def formulation_for(options: object | None) -> Formulation:
+    """The formulation whose options type ``options`` has (None: the first registered, the
+    tree formulation); for options of no formulation's type, the first, whose
+    ``check_options`` names the type expected."""
+    _load()
+    formulations = list(_FORMULATIONS.values())
+    for candidate in formulations:
+        if options is not None and isinstance(options, type(candidate.default_options())):
+            return candidate
+    return formulations[0]
+
+
 def register(kernel: Kernel) -> Kernel:
     """Add ``kernel`` to the registry (called by the formulations' registration modules)."""
     return _REGISTRY.register(kernel)
@@ -234,6 +246,7 @@ __all__ = [
     "Output",
     "REGISTRATION_MODULES",
     "all_kernels",
+    "formulation_for",
     "formulation_of",
     "get",
     "kernels_of",

@@ -424,8 +424,9 @@ def _prepare(model_path, floating_base, kernel_list, real, params, partition, fd
         names = [k.strip() for k in kernel_list.split(",") if k.strip()]
         if not names:
             raise SymgenError("--kernels names no kernel")
-    if names and registry.formulation_of(names) != "tree":
-        # another formulation's kernels (natural coordinates): its own default options
+    if names and not isinstance(
+            registry.formulation(registry.formulation_of(names)).default_options(), Options):
+        # a formulation with options of its own (natural coordinates): its defaults
         return derive_with_progress(model, names, None)
     options = Options(
         partition=partition or "auto",

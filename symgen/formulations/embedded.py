@@ -53,7 +53,7 @@ from symgen.formulations.recursions import (
     root_acceleration,
 )
 from symgen.formulations.recursions import inverse_dynamics as tree_inverse_dynamics
-from symgen.formulations.tree import SymbolicTree
+from symgen.formulations.tree.hinges import SymbolicTree
 from symgen.ir.expr import ONE, ZERO, Expr, esum
 from symgen.ir.program import ProgramBuilder
 from symgen.spatial import ArticulatedInertia, Force, ForceMap, JointMap, JointVector, Motion

@@ -1,4 +1,5 @@
-"""Program optimisation: common-subexpression elimination and dead-code elimination (the local optimisations of a basic block: Aho, Lam, Sethi & Ullman 2006,
+"""Program optimisation: common-subexpression elimination, dead-code elimination and
+depth-first scheduling (the local
 §8.5).
 
 The builder's hash-consing already shares every expression emitted twice; CSE here finds

@@ -5,14 +5,14 @@ formulation :func:`symgen.generate.generate` reaches with :class:`NaturalOptions
 
 The derivations are the program builders of :mod:`.kernels`; the references (verify's,
 :mod:`symgen.apps.verify.reference_queries`) are the
-numeric model (:class:`.model.NaturalModel`) and the solvers of :mod:`.solvers`.
+numeric model (:class:`.model.NaturalModel`) and the solvers of
+:mod:`symgen.reference.natural`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -51,7 +51,7 @@ class NaturalFormulation:
     def default_options(self) -> nk.NaturalOptions:
         return nk.NaturalOptions()
 
-    def check_options(self, options: Any) -> None:
+    def check_options(self, options: object) -> None:
         if not isinstance(options, nk.NaturalOptions):
             from symgen.errors import SymgenError
 
@@ -70,7 +70,7 @@ class NaturalFormulation:
         return [] if context.derived[kernel.name] is None else [None]
 
     def candidates(self, kernel: Kernel, context: NaturalContext, name: str,
-                   frame: str | None, options: Any) -> list[tuple[str, Program]]:
+                   frame: str | None, options: object) -> list[tuple[str, Program]]:
         return [("", kernel.derive(context, name, kernel))]
 
     def random_states(self, context: NaturalContext, count: int, seed: int) -> list[dict]:
@@ -174,7 +174,7 @@ def _joints(c: NaturalContext) -> tuple[int, ...]:
 
 def _kernel(name: str, summary: str, inputs: tuple[str, ...], outputs: tuple[Output, ...],
             build: Callable[[NaturalContext], Program | None],
-            default: bool = True, **more: Any) -> None:
+            default: bool = True, **more: bool | float | str | None) -> None:
     register(Kernel(name, FORMULATION, summary, inputs, outputs, _derive(build),
                     uses_tree=False, default=default, program_docs=True,
                     **more))

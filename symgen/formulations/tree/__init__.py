@@ -8,31 +8,4 @@
   order: :mod:`.catalogue_dynamics`, :mod:`.catalogue_loops`, :mod:`.catalogue_derivatives`,
   :mod:`.catalogue_identification`, :mod:`.catalogue_embedding`;
 - :mod:`.formulation`: the driver :func:`symgen.generate.generate` calls.
-
-The package itself re-exports the hinge tree (``from symgen.formulations.tree import
-SymbolicTree``); it imports nothing else, so that the recursions may import it.
 """
-
-from symgen.formulations.tree.hinges import (
-    PARTITIONABLE,
-    SNAP_TOLERANCE,
-    CutFrames,
-    FrameRef,
-    Hinge,
-    SymbolicTree,
-    build_tree,
-    has_partitionable,
-    planar_directions,
-)
-
-__all__ = [
-    "CutFrames",
-    "PARTITIONABLE",
-    "SNAP_TOLERANCE",
-    "FrameRef",
-    "Hinge",
-    "SymbolicTree",
-    "build_tree",
-    "has_partitionable",
-    "planar_directions",
-]
