@@ -89,7 +89,8 @@ def measure(ks: Any, states: Mapping[str, np.ndarray], target: str, sizes: Seque
     compiled with the scalar batch loop and with the SIMD batch for ``target``, on one pinned
     core; ``states`` holds at least ``max(sizes)`` states (bench.common.random_states)."""
     pin_to_one_cpu()
-    scalar, simd = symgen.compile_kernels(ks, vectorize=None), symgen.compile_kernels(ks, vectorize=target)
+    scalar = symgen.compile_kernels(ks, vectorize=None)
+    simd = symgen.compile_kernels(ks, vectorize=target)
     result: dict[str, dict[int, dict[str, float]]] = {}
     for label, name in KERNELS.items():
         result[label] = {n: measure_kernel(scalar[name], simd[name], states, n, repeats[n])

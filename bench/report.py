@@ -542,8 +542,8 @@ def batch_section(batch: Mapping[str, Any], pc: Mapping[str, Any] | None = None)
     ]
     if has_numpy:
         parts.append(
-            "- **Through numpy:** `symgen.compile_kernels(ks, vectorize=None)` (the scalar loop) against "
-            "`symgen.compile_kernels(ks, vectorize=target)` (the SIMD batch); a pass is one call "
+            "- **Through numpy:** `compile_kernels(ks, vectorize=None)` (the scalar loop) against "
+            "`compile_kernels(ks, vectorize=target)` (the SIMD batch); a pass is one call "
             "`lib.<kernel>(Q, V, A, out=OUT)` with the states as `(n, nq)` / `(n, nv)` arrays "
             "and a preallocated `OUT` (the wrapper's checks included). The column *no out=* "
             "is the ratio when the call allocates its result instead. A batch call goes "

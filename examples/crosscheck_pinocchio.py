@@ -34,8 +34,9 @@ def main() -> None:
     args = parser.parse_args()
 
     model = symgen.load(robot_urdf(args.robot), floating_base=args.robot in FLOATING)
-    lib = symgen.compile_kernels(symgen.generate(model, ["inverse_dynamics", "mass_matrix", "forward_dynamics",
-                                  "mass_matrix_inverse"]))
+    ks = symgen.generate(model, ["inverse_dynamics", "mass_matrix", "forward_dynamics",
+                                 "mass_matrix_inverse"])
+    lib = symgen.compile_kernels(ks)
     rng = np.random.default_rng(args.seed)
     n = args.states
     Q = np.array([ref.random_configuration(model, rng) for _ in range(n)])

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 from concurrent_models import FLAGS, assert_matches_reference, kernel_set
+from paths import TESTS as TESTS_DIR
 
 from symgen.build.compiler import compile_kernels
-from paths import TESTS as TESTS_DIR
 
 TESTS = TESTS_DIR
 

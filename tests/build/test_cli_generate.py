@@ -6,9 +6,9 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from random_models import parametric_arm
 from cli_runner import run_split
 from paths import EXAMPLES
+from random_models import parametric_arm
 
 import symgen.apps.verify.checks
 from symgen import ModelError

@@ -1,5 +1,5 @@
-"""The single-call fast path of compiled kernels (symgen.backends.c99.fastcall): it gives the general
-path's results bit for bit, takes ``out=``, hands every other call (batches, conversions,
+"""The single-call fast path of compiled kernels (symgen.backends.c99.fastcall): it gives the
+general path's results bit for bit, takes ``out=``, hands every other call (batches, conversions,
 odd layouts, errors) to the general path unchanged, and is safe from several threads."""
 
 from __future__ import annotations

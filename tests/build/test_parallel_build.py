@@ -1,5 +1,6 @@
-"""Builds in parallel translation units (symgen.build.compiler, symgen.backends.c99.emit.partition), zero-filled
-outputs (symgen.backends.c99.printer.ZERO_FILL_MIN) and the simd backend's scalar loop for kernels that
+"""Builds in parallel translation units (symgen.build.compiler,
+symgen.backends.c99.emit.partition), zero-filled outputs
+(symgen.backends.c99.printer.ZERO_FILL_MIN) and the simd backend's scalar loop for kernels that
 store more than they compute: the same module, function for function and bit for bit, as
 one unit, and every unit compiles under the strict warnings on its own."""
 
@@ -17,12 +18,12 @@ from paths import EXAMPLES
 
 import symgen
 import symgen.backends.c99.emit
-from symgen.ir.counts import op_counts
 from symgen.backends import emit_simd
-from symgen.build.compiler import build_jobs, compile_kernels
 from symgen.backends.c99.emit import MIN_UNIT_STATEMENTS, emit_c, partition
-from symgen.errors import SymgenError
 from symgen.backends.c99.printer import ZERO_FILL_MIN
+from symgen.build.compiler import build_jobs, compile_kernels
+from symgen.errors import SymgenError
+from symgen.ir.counts import op_counts
 
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror"]
 

@@ -123,8 +123,8 @@ def test_internal_and_terminal_cut_of_one_four_bar():
     assert [(j.name, j.parent, j.child) for j in terminal.joints] == [
         ("crank_joint", "ground", "crank"), ("coupler_joint", "crank", "coupler"),
         ("coupler_rocker", "coupler", "rocker")]
-    libs = [symgen.compile_kernels(symgen.generate(m, ["embedded_forward_dynamics", "dependent_coordinates",
-                                "loop_constraints"], options), vectorize=None)
+    names = ["embedded_forward_dynamics", "dependent_coordinates", "loop_constraints"]
+    libs = [symgen.compile_kernels(symgen.generate(m, names, options), vectorize=None)
             for m in (internal, terminal)]
     rng = np.random.default_rng(4)
     for _ in range(4):

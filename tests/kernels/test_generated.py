@@ -64,7 +64,8 @@ def test_every_model_compiles_for_cortex_m4(prefix, tmp_path):
     import symgen
 
     float_dir = tmp_path / "float"
-    symgen.write_c(symgen.generate(regenerate_module().MODELS[prefix]()), float_dir, "float", prefix)
+    ks = symgen.generate(regenerate_module().MODELS[prefix]())
+    symgen.write_c(ks, float_dir, "float", prefix)
     for source in (GENERATED / f"{prefix}.c", float_dir / f"{prefix}.c"):
         run = subprocess.run([*ARM, "-c", str(source), "-o", str(tmp_path / "k.o")],
                              capture_output=True, text=True)

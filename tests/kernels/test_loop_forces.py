@@ -185,7 +185,8 @@ def test_actuator_on_a_coupled_joint_reaches_its_master_by_the_ratio():
         ks = symgen.generate(model, ["constrained_forward_dynamics"])
     lib = symgen.compile_kernels(ks, vectorize=None)
     # the kernel's Q: the same acceleration as τ = Q applied to the model without the element
-    bare_lib = symgen.compile_kernels(symgen.generate(bare, ["constrained_forward_dynamics"]), vectorize=None)
+    bare_ks = symgen.generate(bare, ["constrained_forward_dynamics"])
+    bare_lib = symgen.compile_kernels(bare_ks, vectorize=None)
     a, _ = lib.constrained_forward_dynamics(q, np.zeros(model.nv), np.zeros(model.nv))
     a_bare, _ = bare_lib.constrained_forward_dynamics(q, np.zeros(model.nv), expected)
     assert relative_error(a, a_bare) <= 1e-12

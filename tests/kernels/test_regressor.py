@@ -96,7 +96,8 @@ def test_base_parameter_count_is_the_rank_of_pinocchios_regressor(name):
 @pytest.mark.parametrize("seed", range(3))
 def test_random_tree_regressor_reproduces_inverse_dynamics(seed):
     model = build(random_spec(seed))
-    lib = symgen.compile_kernels(symgen.generate(model, ["regressor", "inverse_dynamics"]), vectorize=None)
+    ks = symgen.generate(model, ["regressor", "inverse_dynamics"])
+    lib = symgen.compile_kernels(ks, vectorize=None)
     pi = inertial_parameters(model)
     armature = np.array([float(x) for x in model.armature])
     rng = np.random.default_rng(2)
