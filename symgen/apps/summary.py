@@ -35,7 +35,7 @@ def describe(model: Model) -> str:
     lines.append(f"joints ({len(model.joints)} movable, in q/v order; (name): coupled to name)")
     lines.append(f"  {'name':<28} {'type':<12} {'q':>9} {'v':>9}  axis")
     for joint in model.joints:
-        axis = _vec(joint.axis) if joint.type.uses_axis else "-"
+        axis = _vec(joint.axis) if joint.type.layout.uses_axis else "-"
         if joint.name in model.coupled:  # no coordinate of its own
             qs = vs = f"({model.coupled[joint.name].master})"
         else:

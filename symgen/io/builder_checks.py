@@ -308,7 +308,7 @@ def _normalized(j: Joint) -> Joint:
         n = sqrt(sympy.expand(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]))
         return vec3([x / n for x in a])
 
-    if not j.type.uses_axis:
+    if not j.type.layout.uses_axis:
         return j
     axis2 = unit(j.axis2) if j.type is JointType.UNIVERSAL else j.axis2
     return replace(j, axis=unit(j.axis), axis2=axis2)

@@ -500,9 +500,9 @@ class _YamlReader:
         jtype = JointType.parse(jtype_text)
         if jtype is not None:  # an unknown type is reported by ModelBuilder.build
             for key, applies in (
-                ("axis", jtype.uses_axis),
-                ("axis2", jtype.uses_axis2),
-                ("pitch", jtype.uses_pitch),
+                ("axis", jtype.layout.uses_axis),
+                ("axis2", jtype.layout.uses_axis2),
+                ("pitch", jtype.layout.uses_pitch),
             ):
                 if key in d and not applies:
                     raise self.fail(

@@ -54,30 +54,10 @@ class JointType(str, Enum):
         """This type's coordinate layout (:data:`LAYOUTS`)."""
         return LAYOUTS[self]
 
-    @property
-    def nq(self) -> int:
-        return self.layout.nq
-
-    @property
-    def nv(self) -> int:
-        return self.layout.nv
-
-    @property
-    def uses_axis(self) -> bool:
-        return self.layout.uses_axis
-
-    @property
-    def uses_axis2(self) -> bool:
-        return self.layout.uses_axis2
-
-    @property
-    def uses_pitch(self) -> bool:
-        return self.layout.uses_pitch
-
-    @property
-    def coordinate_names(self) -> tuple[str, ...]:
-        """Suffixes naming each entry of this joint's slice of q."""
-        return self.layout.coordinate_names
+    #: The layout's ``nq``, ``nv`` and the suffixes naming each entry of the joint's q.
+    nq = property(lambda self: self.layout.nq)
+    nv = property(lambda self: self.layout.nv)
+    coordinate_names = property(lambda self: self.layout.coordinate_names)
 
     @classmethod
     def parse(cls, name: str) -> JointType | None:

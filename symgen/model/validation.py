@@ -155,7 +155,7 @@ def check_model_bodies(bodies: Sequence[Body], values: Mapping[str, float]) -> N
 def check_joint_axes(joint: Joint, values: Mapping[str, float]) -> None:
     """Zero-length axes and parallel universal axes (lengths computed without overflow)."""
     axes = []
-    if joint.type.uses_axis:
+    if joint.type.layout.uses_axis:
         axes.append(("axis", joint.axis))
     if joint.type.layout.uses_axis2:
         axes.append(("second axis", joint.axis2))
@@ -215,7 +215,7 @@ def joint_values(joint: Joint) -> list[tuple[str, Scalar]]:
     items += [("origin", x) for x in joint.placement.translation]
     items += [("child origin", x) for row in joint.child_placement.rotation for x in row]
     items += [("child origin", x) for x in joint.child_placement.translation]
-    if joint.type.uses_axis:
+    if joint.type.layout.uses_axis:
         items += [("axis", x) for x in joint.axis]
     if joint.type.layout.uses_axis2:
         items += [("axis2", x) for x in joint.axis2]

@@ -141,7 +141,7 @@ def _unit(values) -> np.ndarray:
 
 def numeric_joint(j: Joint, q: slice, v: slice) -> NumericJoint:
     """The numeric snapshot of a resolved joint whose coordinates sit at ``q`` / ``v``."""
-    axis = _unit(j.axis) if j.type.uses_axis else np.array([0.0, 0.0, 1.0])
+    axis = _unit(j.axis) if j.type.layout.uses_axis else np.array([0.0, 0.0, 1.0])
     axis2 = _unit(j.axis2) if j.type is JointType.UNIVERSAL else np.array([0.0, 1.0, 0.0])
     e1, e2 = planar_basis(axis)
     return NumericJoint(j.name, j.type, q, v, _arr(j.placement.rotation),

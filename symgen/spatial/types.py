@@ -572,3 +572,8 @@ def motion_cross(b: ProgramBuilder, v: Sequence[Expr], m: Sequence[Expr]) -> Vec
 def force_cross(b: ProgramBuilder, v: Sequence[Expr], f: Sequence[Expr]) -> Vec6:
     """``v ×* f`` for a motion v and a force f (Featherstone 2008, eq. 2.32), emitted."""
     return Motion(v).cross_star(Force(f)).emit(b)._v
+
+
+__all__ = ["ArticulatedInertia", "Compliance", "Force", "force_cross", "ForceMap", "Inertia",
+           "InverseTransform", "JointMap", "JointVector", "Motion", "motion_cross", "Pose",
+           "rigid_inertia", "RigidInertia", "Transform", "TransposedTransform"]

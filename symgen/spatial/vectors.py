@@ -240,3 +240,10 @@ def block6(a: Mat3, bb: Sequence[Sequence[Expr]], c: Mat3) -> Mat:
     rows = [tuple(a[i]) + tuple(bb[i]) for i in range(3)]
     rows += [tuple(bb[j][i] for j in range(3)) + tuple(c[i]) for i in range(3)]
     return tuple(rows)
+
+
+__all__ = ["IDENTITY3", "ONE", "ZERO", "ZERO3", "ZERO6", "add", "block6", "cross", "dot",
+           "emit_mat", "emit_sym", "emit_vec", "Mat", "Mat3", "mat3", "mat_mul", "mat_t_vec",
+           "mat_vec", "motion_sym6_to_child", "number", "Pending", "Placement",
+           "quaternion_rotation", "realize", "rotate_gen", "rotate_sym", "rotation_about",
+           "scale", "skew", "sub", "sym6_to_parent", "transpose", "Vec3", "vec3", "Vec6", "vec6"]

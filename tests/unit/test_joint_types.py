@@ -47,7 +47,7 @@ def _joint(t: JointType) -> Joint:
 
 
 def _numeric(t: JointType) -> NumericJoint:
-    axis = AXIS if t.uses_axis else np.array([0.0, 0.0, 1.0])
+    axis = AXIS if t.layout.uses_axis else np.array([0.0, 0.0, 1.0])
     e1, e2 = planar_basis(axis)
     nq, nv = t.nq, t.nv
     return NumericJoint(
