@@ -37,8 +37,8 @@ pin = pytest.importorskip("pinocchio")
 
 import symgen  # noqa: E402
 from symgen import reference as ref  # noqa: E402
+from symgen.io.builder import ModelBuilder  # noqa: E402
 from symgen.loops import LoopClosure, analyse_loops  # noqa: E402
-from symgen.model import ModelBuilder  # noqa: E402
 from symgen.peers.pinocchio import Bridge, pin_model_from_symgen  # noqa: E402
 from symgen.peers.pinocchio_constraints import (  # noqa: E402
     AXIS_OFFSET,
