@@ -32,8 +32,8 @@ C99_FLAGS = ("-O2", "-std=c99")
 @dataclass(frozen=True)
 class Backend:
     """A way to turn kernels into compiled C: ``printer`` (a :class:`CPrinter` class),
-    ``templates`` (names in the backend's ``templates/`` folder), ``emit`` and ``target`` (spec -> the
-    compile flags, libraries and cache identity of that build)."""
+    ``templates`` (names in the backend's ``templates/`` folder), ``emit`` and ``target``
+    (spec -> the compile flags, libraries and cache identity of that build)."""
 
     name: str
     printer: type[CPrinter]

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from symgen.errors import SymgenError
-from symgen.loops.analysis import _rank, _samples, kept_rows
+from symgen.loops.analysis import LoopAnalysis, _rank, _samples, kept_rows
 from symgen.loops.closure import LoopClosure
 from symgen.model import Model
 from symgen.model.elements import JointActuator
@@ -36,11 +35,11 @@ class Split:
 
 
 #: Splits already checked, by the identity of the loop analysis (its samples cost ~0.1 s).
-_SPLITS: dict[tuple[int, str, tuple[str, ...] | None], tuple[Any, Split]] = {}
-_SAMPLED: dict[int, tuple[Any, list[np.ndarray]]] = {}
+_SPLITS: dict[tuple[int, str, tuple[str, ...] | None], tuple[LoopAnalysis, Split]] = {}
+_SAMPLED: dict[int, tuple[LoopAnalysis, list[np.ndarray]]] = {}
 
 
-def _sampled_jacobians(model: Model, analysis: Any) -> list[np.ndarray]:
+def _sampled_jacobians(model: Model, analysis: LoopAnalysis) -> list[np.ndarray]:
     """G (independent rows) at the analysis' sampled assembled configurations (the same
     random moves, seed 0, as :func:`symgen.loops.analyse_loops`), the reference first."""
     hit = _SAMPLED.get(id(analysis))
@@ -59,7 +58,7 @@ def _names(names: Sequence[str]) -> str:
     return ", ".join(names)
 
 
-def _regular_rows(model: Model, analysis: Any, what: str) -> None:
+def _regular_rows(model: Model, analysis: LoopAnalysis, what: str) -> None:
     if len(analysis.rows) != analysis.rank:
         raise SymgenError(
             f"model {model.name!r}: {what} needs independent loop rows, and the analysis "
@@ -67,7 +66,7 @@ def _regular_rows(model: Model, analysis: Any, what: str) -> None:
             "the motion: symgen info --loops)")
 
 
-def _split(model: Model, analysis: Any, joints: Sequence[str], source: str,
+def _split(model: Model, analysis: LoopAnalysis, joints: Sequence[str], source: str,
            what: str) -> Split:
     """The split of ``joints`` (tree joints, as many DOF as the mechanism), checked: G_P
     regular at every sampled configuration; else a one-line error."""
@@ -104,7 +103,7 @@ def _split(model: Model, analysis: Any, joints: Sequence[str], source: str,
     return Split(tuple(joints), active, passive, source)
 
 
-def _declared(model: Model, analysis: Any, option: tuple[str, ...] | None
+def _declared(model: Model, analysis: LoopAnalysis, option: tuple[str, ...] | None
               ) -> tuple[tuple[str, ...], str] | None:
     """The declared actuated joints and where they come from: ``Options.actuated``, else
     the joints of the model's actuator force elements (model order), else its ground joints
@@ -132,7 +131,7 @@ def _ground_joints(model: Model) -> tuple[str, ...]:
                  if model.parents[i] < 0 and j.name in model.v_slices)
 
 
-def _cached(key: tuple, analysis: Any, make) -> Split:
+def _cached(key: tuple, analysis: LoopAnalysis, make) -> Split:
     hit = _SPLITS.get(key)
     if hit is not None and hit[0] is analysis:
         return hit[1]
@@ -143,7 +142,7 @@ def _cached(key: tuple, analysis: Any, make) -> Split:
     return split
 
 
-def actuation(model: Model, analysis: Any, option: tuple[str, ...] | None = None) -> Split:
+def actuation(model: Model, analysis: LoopAnalysis, option: tuple[str, ...] | None = None) -> Split:
     """The actuated coordinates of ``constrained_inverse_dynamics`` (:func:`_declared`),
     checked; a one-line error naming ``Options.actuated`` when there are none or they do not
     determine the motion."""
@@ -162,7 +161,7 @@ def actuation(model: Model, analysis: Any, option: tuple[str, ...] | None = None
     return _cached((id(analysis), "actuated", option), analysis, make)
 
 
-def independent_coordinates(model: Model, analysis: Any,
+def independent_coordinates(model: Model, analysis: LoopAnalysis,
                             option: tuple[str, ...] | None = None) -> Split:
     """The independent coordinates of ``dependent_coordinates``: the actuated joints
     of :func:`actuation` when they are valid (``Options.actuated`` must be), else the joints

@@ -62,7 +62,8 @@ class NaturalQuery:
     options: NaturalOptions
 
 
-Reference = Callable[[Any], Mapping[str, np.ndarray]]
+Query = ReferenceQuery | NaturalQuery
+Reference = Callable[[Query], Mapping[str, np.ndarray]]
 
 
 def _tree_query(ks: KernelSet, name: str, state: Mapping[str, Any]) -> ReferenceQuery:
@@ -76,13 +77,13 @@ def _natural_query(ks: KernelSet, name: str, state: Mapping[str, Any]) -> Natura
 
 
 #: How a reference reads a state, by the type of the formulation's context.
-QUERIES: dict[type, Callable[[KernelSet, str, Mapping[str, Any]], Any]] = {
+QUERIES: dict[type, Callable[[KernelSet, str, Mapping[str, Any]], Query]] = {
     TreeContext: _tree_query,
     NaturalContext: _natural_query,
 }
 
 
-def reference_query(ks: KernelSet, name: str, state: Mapping[str, Any]) -> Any:
+def reference_query(ks: KernelSet, name: str, state: Mapping[str, Any]) -> Query:
     """The query the reference of program ``name`` of ``ks`` reads at ``state``."""
     return QUERIES[type(ks.context)](ks, name, state)
 
