@@ -41,6 +41,9 @@ REGISTRATION_MODULES = (
     "symgen.formulations.natural.registration",
 )
 
+#: The formulation of :func:`symgen.generate.generate` when no kernel and no options say.
+DEFAULT_FORMULATION = "tree"
+
 #: How a kernel's results are compared with a peer's (:mod:`symgen.apps.verify`): ``relative``
 #: (max |a − b| / max(|b|, 1)) or ``solve`` (the backward error of a solution of M x = y).
 COMPARISONS = ("relative", "solve", "system")
@@ -186,15 +189,14 @@ def formulation(name: str) -> Formulation:
 
 
 def formulation_for(options: object | None) -> Formulation:
-    """The formulation whose options type ``options`` has (None: the first registered, the
-    tree formulation); for options of no formulation's type, the first, whose
-    ``check_options`` names the type expected."""
+    """The formulation whose options type ``options`` has; for None, or options of no
+    formulation's type, :data:`DEFAULT_FORMULATION` (whose ``check_options`` then names the
+    type it expects)."""
     _load()
-    formulations = list(_FORMULATIONS.values())
-    for candidate in formulations:
+    for candidate in _FORMULATIONS.values():
         if options is not None and isinstance(options, type(candidate.default_options())):
             return candidate
-    return formulations[0]
+    return formulation(DEFAULT_FORMULATION)
 
 
 def register(kernel: Kernel) -> Kernel:
@@ -241,6 +243,7 @@ def formulation_of(names: list[str]) -> str | None:
 
 __all__ = [
     "COMPARISONS",
+    "DEFAULT_FORMULATION",
     "Formulation",
     "Kernel",
     "Output",
