@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from symgen import registry
+import symgen.registry as registry
 from symgen.cnames import c_identifier
 from symgen.errors import SymgenError
 from symgen.formulations.tree.options import (

@@ -15,7 +15,7 @@ from typing import NoReturn
 
 import click
 
-from symgen import registry
+import symgen.registry as registry
 from symgen.apps.cli_report import (
     OP_COLUMNS,
     derive_catalogue,

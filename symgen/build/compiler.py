@@ -73,7 +73,8 @@ def vector_build(ks: KernelSet, src: CSource, real: str, target: str) -> VectorB
     """The SIMD batch source of ``ks`` next to its scalar source ``src``, for ``target``
     (``"native"``, ``"portable"`` or a ``-march`` name such as ``"x86-64-v3"``; ``"auto"``:
     native when the compiler can build for this CPU, else None: the scalar batch loop)."""
-    from symgen.backends import emit_simd, simd_target
+    from symgen.backends.simd.emit import emit_simd
+    from symgen.backends.simd.target import simd_target
 
     if not isinstance(target, str):
         raise SymgenError(f"vectorize must be a target name ('auto', 'native', 'portable', a "
@@ -216,7 +217,7 @@ def _compile(src: CSource, module: str, work: Path, flags: Sequence[str],
         sizes.append(source.stat().st_size)
 
     if vector is not None:
-        from symgen.backends import simd_declarations
+        from symgen.backends.simd.emit import simd_declarations
 
         vector.source.write(work)
         declarations += "\n" + simd_declarations(vector.source)

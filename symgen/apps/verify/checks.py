@@ -22,8 +22,8 @@ from functools import partial
 
 import numpy as np
 
-from symgen import reference as ref
-from symgen import registry
+import symgen.reference as ref
+import symgen.registry as registry
 from symgen.apps.verify.pinocchio_queries import PINOCCHIO, PinocchioQuery
 from symgen.apps.verify.reference_queries import REFERENCES, reference_query
 from symgen.generate import KernelSet

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from symgen import reference as ref
+import symgen.reference as ref
 from symgen.formulations.natural.kernels import NaturalOptions
 from symgen.formulations.natural.model import NaturalModel
 from symgen.formulations.natural.registration import NaturalContext
