@@ -4,8 +4,9 @@ no module imports, directly or through others, a module that imports it back.
 The import graph is read from the source (every ``import`` and ``from ... import``, those
 inside functions included, since they run as surely as the others); ``from symgen.a import
 b`` depends on ``symgen.a`` (its ``__init__`` runs first) and, when ``b`` is a submodule, on
-``symgen.a.b``; ``import symgen.a.b`` on ``symgen.a.b``. :data:`STAGES` is the stage order of docs/architecture.md,
-lowest first; a module's stage is that of its first package under ``symgen``.
+``symgen.a.b``; ``import symgen.a.b`` on ``symgen.a.b``. :data:`STAGES` is the stage order
+of docs/architecture.md, lowest first; a module's stage is that of its first package under
+``symgen``.
 """
 
 from __future__ import annotations
