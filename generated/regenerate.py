@@ -3,9 +3,10 @@
     python generated/regenerate.py [--out DIR]
 
 Writes ``<model>.h`` and ``<model>.c`` (double, default options, every default kernel) for
-each model of :data:`MODELS` into DIR (default: this folder). ``tests/test_generated.py``
-fails when a committed file differs from a fresh generation, so run this after any change
-that alters the generated code, and commit the result.
+each model of :data:`MODELS` into DIR (default: this folder).
+``tests/kernels/test_generated.py`` fails when a committed file differs from a fresh
+generation, so run this after any change that alters the generated code, and commit the
+result.
 """
 
 from __future__ import annotations
