@@ -5,6 +5,20 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+#: A one-body YAML model (one revolute joint) that tests edit into the case they check.
+BASE = """
+name: m
+bodies:
+  - name: link
+    mass: 1
+    inertia: [0.1, 0.1, 0.1]
+joints:
+  - name: j
+    type: revolute
+    parent: ground
+    child: link
+"""
+
 
 def write(tmp_path: Path, text: str, name: str = "model.yaml") -> Path:
     """Write dedented ``text`` to ``tmp_path / name`` and return the path."""

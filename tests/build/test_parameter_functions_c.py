@@ -7,23 +7,9 @@ import subprocess
 
 import numpy as np
 import pytest
-from model_files import write
+from model_files import BASE, write
 
 from symgen.io import load
-
-#: The one-body model of tests/unit/test_yaml_reader.py.
-BASE = """
-name: m
-bodies:
-  - name: link
-    mass: 1
-    inertia: [0.1, 0.1, 0.1]
-joints:
-  - name: j
-    type: revolute
-    parent: ground
-    child: link
-"""
 
 pytestmark_hostile = pytest.mark.filterwarnings("error")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from model_files import line_of, write
+from model_files import BASE, line_of, write
 from paths import EXAMPLES
 
 from symgen.errors import ModelError
@@ -325,18 +325,6 @@ def check_error(path: Path, needle: str, pattern: str) -> None:
     assert str(err.value).startswith(f"{path}:{line_of(path, needle)}: "), str(err.value)
 
 
-BASE = """
-name: m
-bodies:
-  - name: link
-    mass: 1
-    inertia: [0.1, 0.1, 0.1]
-joints:
-  - name: j
-    type: revolute
-    parent: ground
-    child: link
-"""
 
 
 def test_unknown_top_level_key(tmp_path):
