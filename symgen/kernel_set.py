@@ -24,6 +24,12 @@ class FormulationContext(Protocol):
     model: Model
 
 
+#: The kernel set's former methods, now functions of the backend and the build.
+_MOVED = {"compile": "symgen.compile_kernels(ks, real, prefix, vectorize=...)",
+          "write": "symgen.write_c(ks, directory, real, prefix)",
+          "c_source": "symgen.emit_c(ks, prefix=..., real=...)"}
+
+
 @dataclass
 class KernelSet:
     """The generated programs of one model, keyed by program name."""
@@ -50,6 +56,11 @@ class KernelSet:
     #: The formulation that derived the programs, and its context.
     formulation: str = "tree"
     context: FormulationContext | None = None
+
+    def __getattr__(self, name: str) -> object:
+        if name in _MOVED:  # the methods that became backend functions: say where they went
+            raise AttributeError(f"KernelSet.{name} is now {_MOVED[name]} (docs/api.md)")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __getitem__(self, name: str) -> Program:
         try:

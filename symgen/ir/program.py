@@ -59,6 +59,13 @@ class Store:
 Statement = Assign | Store
 
 
+#: The program's former methods, now functions of the modules that own them.
+_MOVED = {"op_counts": "symgen.ir.counts.op_counts(program)",
+          "evaluate": "symgen.ir.printer.evaluate(program, **inputs)",
+          "lines": "symgen.ir.printer.program_lines(program)",
+          "python_source": "symgen.ir.printer.python_source(program)"}
+
+
 @dataclass(frozen=True)
 class Program:
     """A straight-line kernel: inputs, ordered assignments, outputs (flattened row-major)."""
@@ -68,6 +75,11 @@ class Program:
     assignments: tuple[tuple[Sym, Expr], ...]
     outputs: tuple[tuple[ArraySpec, tuple[Expr, ...]], ...]
     doc: str = ""
+
+    def __getattr__(self, name: str) -> object:
+        if name in _MOVED:  # the methods that became functions of their modules
+            raise AttributeError(f"Program.{name} is now {_MOVED[name]} (docs/api.md)")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
     def output_specs(self) -> tuple[ArraySpec, ...]:

@@ -17,6 +17,7 @@ from symgen.apps.verify.pinocchio_queries import PINOCCHIO
 from symgen.apps.verify.reference_queries import NO_REFERENCE, REFERENCES
 from symgen.errors import SymgenError
 from symgen.ir.printer import evaluate
+from symgen.kernel_set import KernelSet
 from symgen.natural import NaturalOptions, natural_kernels
 from symgen.reference.natural import consistent_velocities
 
@@ -133,3 +134,14 @@ def test_a_tree_kernel_may_have_several_outputs():
     got = evaluate(program, q=q)
     np.testing.assert_allclose(got["M"], ref.mass_matrix(model, q), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(got["g"], ref.gravity_forces(model, q), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name, where", [("compile", "symgen.compile_kernels"),
+                                         ("write", "symgen.write_c"),
+                                         ("c_source", "symgen.emit_c")])
+def test_a_kernel_set_names_where_its_former_methods_went(name, where):
+    """The kernel set is data: its C and its compiled module come from functions, and the
+    former methods say which."""
+    ks = KernelSet(symgen.load(EXAMPLES / "double_pendulum.yaml"), symgen.Options())
+    with pytest.raises(AttributeError, match=rf"^KernelSet\.{name} is now {where}\(ks"):
+        getattr(ks, name)

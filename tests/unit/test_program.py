@@ -204,3 +204,15 @@ def test_evaluate_checks_inputs():
 def test_sum_helper():
     assert esum([x, y, 1]) == x + y + 1
     assert esum([]) == ZERO
+
+
+@pytest.mark.parametrize("name, where", [("op_counts", "symgen.ir.counts.op_counts"),
+                                         ("evaluate", "symgen.ir.printer.evaluate")])
+def test_a_former_method_names_its_new_place(name, where):
+    """Program's methods that became functions of their modules say where they went."""
+    b = ProgramBuilder("p")
+    b.output("y", 1, [b.input("x", 1)[0]])
+    with pytest.raises(AttributeError, match=rf"^Program\.{name} is now {where}"):
+        getattr(b.build(), name)
+    with pytest.raises(AttributeError, match="has no attribute 'missing'"):
+        b.build().missing  # noqa: B018
