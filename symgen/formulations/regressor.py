@@ -28,7 +28,7 @@ from symgen.ir.expr import ZERO, Expr
 from symgen.ir.optimize import optimize
 from symgen.ir.program import ProgramBuilder
 from symgen.model import Model
-from symgen.reference.regressor import PARAMETER_NAMES, PARAMETERS_PER_BODY
+from symgen.model.inertial_parameters import PARAMETER_NAMES, PARAMETERS_PER_BODY
 from symgen.spatial import Inertia, mat3, vec3
 
 

@@ -17,14 +17,14 @@ import numpy as np
 
 from symgen.errors import SymgenError
 from symgen.model import Model
-from symgen.pivoting import pivot_rows
-from symgen.reference.integrate import random_configuration
-from symgen.reference.regressor import (
+from symgen.model.inertial_parameters import (
     PARAMETER_NAMES,
     PARAMETERS_PER_BODY,
     inertial_parameters,
-    regressor,
 )
+from symgen.pivoting import pivot_rows
+from symgen.reference.integrate import random_configuration
+from symgen.reference.regressor import regressor
 
 #: Random states stacked for the rank analysis, and their seed.
 SAMPLES = 40

@@ -20,12 +20,6 @@ from symgen.reference.spatial import cross_force
 
 Array = np.ndarray
 
-#: Parameters per body, and their names (docs/identification.md): the layout of π that the
-#: regressors (this one and :mod:`symgen.formulations.regressor`) multiply.
-PARAMETERS_PER_BODY = 10
-PARAMETER_NAMES = ("m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
-
-
 def unit_inertia(k: int) -> Array:
     """The 6×6 spatial inertia [[I, h×], [−h×, m 1]] of parameter vector e_k."""
     p = np.zeros(10)
@@ -60,19 +54,4 @@ def regressor(model: Model, q, v, a, params: Mapping[str, float] | None = None) 
     return model_forces(nm, y)
 
 
-def inertial_parameters(model: Model, params: Mapping[str, float] | None = None) -> Array:
-    """π of ``model`` (10 per body, module documentation), at its parameter values: m, m c
-    and the rotational inertia about the body origin, I_c + m (cᵀc 1 − c cᵀ) (parallel axis
-    theorem)."""
-    out = []
-    for body in model.resolve(params).bodies:
-        m = float(body.mass)
-        c = np.array(body.com, float)
-        inertia = np.array(body.inertia, float) + m * (c @ c * np.eye(3) - np.outer(c, c))
-        out += [m, *(m * c), inertia[0, 0], inertia[0, 1], inertia[1, 1], inertia[0, 2],
-                inertia[1, 2], inertia[2, 2]]
-    return np.array(out)
-
-
-__all__ = ["PARAMETERS_PER_BODY", "PARAMETER_NAMES", "UNIT_INERTIAS", "inertial_parameters",
-           "regressor", "unit_inertia"]
+__all__ = ["UNIT_INERTIAS", "regressor", "unit_inertia"]

@@ -106,6 +106,18 @@ def test_verify_prints_a_table_and_passes():
         assert peer in result.stdout
 
 
+def test_verify_of_natural_kernels_passes():
+    """Natural-coordinate kernels, the constant mass matrix (a kernel with no input) among
+    them, against their numpy references at the formulation's own states."""
+    four_bar = str(EXAMPLES / "four_bar.yaml")
+    result = run_split("verify", four_bar, "--states", "3",
+                       "--kernels", "nc_mass_matrix,nc_constraints,nc_accelerations")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    for kernel in ("nc_mass_matrix", "nc_constraints", "nc_accelerations"):
+        assert kernel in result.stdout
+    assert "checks passed" in result.stdout
+
+
 def test_verify_exits_non_zero_past_tolerance(monkeypatch):
     monkeypatch.setattr(symgen.apps.verify.checks, "DOUBLE_TOLERANCE", 0.0)
     result = run_split("verify", PENDULUM, "--states", "3", "--kernels", "mass_matrix_inverse")

@@ -25,7 +25,7 @@ import numpy as np
 import symgen.reference as ref
 import symgen.registry as registry
 from symgen.apps.verify.pinocchio_queries import PINOCCHIO, PinocchioQuery
-from symgen.apps.verify.reference_queries import REFERENCES, reference_query
+from symgen.apps.verify.reference_queries import REFERENCES, STATES, reference_query
 from symgen.generate import KernelSet
 
 #: Tolerances of ``symgen verify``: double kernels against the reference and Pinocchio, and
@@ -64,8 +64,7 @@ def random_states(ks: KernelSet, count: int, seed: int) -> list[dict]:
     manifolds, v, a, tau, external forces and the independent rates and accelerations of
     the embedded kernels (``v_ind``, ``a_ind``) standard normal, dt = 0.01, parameters at
     their defaults."""
-    formulation = registry.formulation(ks.formulation)
-    own = getattr(formulation, "random_states", None)
+    own = STATES.get(type(ks.context))
     if own is not None:
         return own(ks.context, count, seed)
     model = ks.model
@@ -276,6 +275,8 @@ def verify_compiled(lib, states: list[dict], float_lib=None, pinocchio_from_sour
         outputs = [s.name for s in program.output_specs]
         got = lib[name](**inputs)
         got = dict(zip(outputs, got if len(outputs) > 1 else (got,), strict=True))
+        if not program.inputs:  # a constant (nc_mass_matrix): one value for every state
+            got = {o: np.stack([value] * len(states)) for o, value in got.items()}
         error = relative_error
         if kernel.comparison == "solve" and not consistent:
             if masses is None:

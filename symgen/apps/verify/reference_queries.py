@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 import symgen.reference as ref
-from symgen.formulations.natural.kernels import NaturalOptions
+from symgen.formulations.natural.kernels import NaturalOptions, independent_joints
 from symgen.formulations.natural.model import NaturalModel
 from symgen.formulations.natural.registration import NaturalContext
 from symgen.formulations.tree.context import TreeContext
@@ -27,6 +27,13 @@ from symgen.loops.actuation import actuation
 from symgen.model import Model
 from symgen.reference.derivatives import central_differences, lie_term, time_derivative
 from symgen.reference.forces import element_forces
+from symgen.reference.natural import (
+    StepSettings,
+    assemble,
+    lagrange_accelerations,
+    rk4_step,
+    trapezoidal_step,
+)
 from symgen.reference.regressor import regressor
 
 
@@ -86,6 +93,39 @@ QUERIES: dict[type, Callable[[KernelSet, str, Mapping[str, Any]], Query]] = {
 def reference_query(ks: KernelSet, name: str, state: Mapping[str, Any]) -> Query:
     """The query the reference of program ``name`` of ``ks`` reads at ``state``."""
     return QUERIES[type(ks.context)](ks, name, state)
+
+
+def natural_states(context: NaturalContext, count: int, seed: int) -> list[dict]:
+    """Verify's states of a natural-coordinate kernel set: the assembled configuration moved
+    by a random step of 0.05 in every coordinate and re-assembled (Newton-Raphson, book
+    eq. 3.15; the assembled one when that fails), a random velocity in the null space of Φ_q,
+    random joint forces, the consistent accelerations (Lagrange with the kernels'
+    Baumgarte stabilisation), zero multipliers, random independent rates and the force
+    elements' runtime parameters at their defaults."""
+    nm, rng = context.nm, np.random.default_rng(seed)
+    alpha = context.options.baumgarte
+    states = []
+    for _ in range(count):
+        try:
+            q = assemble(nm, nm.q0 + 0.05 * rng.normal(size=nm.n))
+        except RuntimeError:
+            q = np.array(nm.q0, dtype=float)
+        _, sigma, vt = np.linalg.svd(nm.phi_q(q))
+        rank = int(np.sum(sigma > 1e-10 * max(float(sigma[0]), 1.0))) if sigma.size else 0
+        qd = vt[rank:].T @ rng.normal(size=nm.n - rank)  # a motion Φ_q allows
+        tau = rng.normal(size=len(nm.actuated))
+        params = np.array(nm.force_parameter_defaults, dtype=float)
+        qdd, _ = lagrange_accelerations(nm, q, qd, alpha, alpha,
+                                        tau=tau if nm.actuated else None, params=params)
+        states.append({"q": q, "qd": qd, "tau": tau, "qdd": qdd, "lam": np.zeros(nm.m),
+                       "zd": rng.normal(size=len(independent_joints(nm))),
+                       "params": params})
+    return states
+
+
+#: Verify's random states of a kernel set whose formulation needs its own (by the type of
+#: its context); the others take :func:`symgen.apps.verify.checks.random_states`' default.
+STATES: dict[type, Callable[[Any, int, int], list[dict]]] = {NaturalContext: natural_states}
 
 
 # ---------------------------------------------------------------- kinematics and dynamics
@@ -327,8 +367,6 @@ def _params(r: NaturalQuery) -> np.ndarray | None:
 
 
 def _lagrange(r: NaturalQuery) -> dict[str, np.ndarray]:
-    from symgen.reference.natural import lagrange_accelerations
-
     alpha = r.options.baumgarte
     qdd, lam = lagrange_accelerations(r.nm, r.state["q"], r.state["qd"], alpha, alpha,
                                       tau=_tau(r), params=_params(r))
@@ -336,8 +374,6 @@ def _lagrange(r: NaturalQuery) -> dict[str, np.ndarray]:
 
 
 def _step(r: NaturalQuery) -> dict[str, np.ndarray]:
-    from symgen.reference.natural import StepSettings, trapezoidal_step
-
     o = r.options
     q, qd, qdd, lam = trapezoidal_step(
         r.nm, r.state["q"], r.state["qd"], r.state["qdd"],
@@ -347,8 +383,6 @@ def _step(r: NaturalQuery) -> dict[str, np.ndarray]:
 
 
 def _rk4(r: NaturalQuery) -> dict[str, np.ndarray]:
-    from symgen.reference.natural import rk4_step
-
     q, qd, qdd, lam = rk4_step(r.nm, r.state["q"], r.state["qd"], r.state["qdd"],
                                r.options.step, _tau(r), _params(r))
     return {"q_next": q, "qd_next": qd, "qdd_next": qdd, "lam_next": lam}
@@ -426,5 +460,5 @@ NO_REFERENCE: dict[str, str] = {
 }
 
 
-__all__ = ["NO_REFERENCE", "QUERIES", "REFERENCES", "NaturalQuery", "Reference",
-           "ReferenceQuery", "reference_query"]
+__all__ = ["NO_REFERENCE", "QUERIES", "REFERENCES", "STATES", "NaturalQuery", "Reference",
+           "ReferenceQuery", "natural_states", "reference_query"]

@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from symgen.formulations.natural import kernels as nk
 from symgen.formulations.natural import step as ns
 from symgen.formulations.natural.model import NaturalModel
@@ -72,35 +70,6 @@ class NaturalFormulation:
     def candidates(self, kernel: Kernel, context: NaturalContext, name: str,
                    frame: str | None, options: object) -> list[tuple[str, Program]]:
         return [("", kernel.derive(context, name, kernel))]
-
-    def random_states(self, context: NaturalContext, count: int, seed: int) -> list[dict]:
-        """States for :mod:`symgen.apps.verify`: the assembled configuration moved by a random
-        step of 0.05 in every coordinate and re-assembled (Newton-Raphson, book eq. 3.15;
-        the assembled one when that fails), a random velocity in the null space of Φ_q,
-        random joint forces, the consistent accelerations (Lagrange with the kernels'
-        Baumgarte stabilisation), zero multipliers, random independent rates and the force
-        elements' runtime parameters at their defaults."""
-        from symgen.reference.natural import assemble, lagrange_accelerations
-
-        nm, rng = context.nm, np.random.default_rng(seed)
-        alpha = context.options.baumgarte
-        states = []
-        for _ in range(count):
-            try:
-                q = assemble(nm, nm.q0 + 0.05 * rng.normal(size=nm.n))
-            except RuntimeError:
-                q = np.array(nm.q0, dtype=float)
-            _, sigma, vt = np.linalg.svd(nm.phi_q(q))
-            rank = int(np.sum(sigma > 1e-10 * max(float(sigma[0]), 1.0))) if sigma.size else 0
-            qd = vt[rank:].T @ rng.normal(size=nm.n - rank)  # a motion Φ_q allows
-            tau = rng.normal(size=len(nm.actuated))
-            params = np.array(nm.force_parameter_defaults, dtype=float)
-            qdd, _ = lagrange_accelerations(nm, q, qd, alpha, alpha,
-                                            tau=tau if nm.actuated else None, params=params)
-            states.append({"q": q, "qd": qd, "tau": tau, "qdd": qdd, "lam": np.zeros(nm.m),
-                           "zd": rng.normal(size=len(nk.independent_joints(nm))),
-                           "params": params})
-        return states
 
     def finish(self, kernel_set, context: NaturalContext) -> None:
         from symgen.cnames import default_prefix
