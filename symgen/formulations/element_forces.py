@@ -33,7 +33,6 @@ from symgen.ir.expr import ZERO, Expr, atan2, esum, sqrt
 from symgen.ir.program import ProgramBuilder
 from symgen.model import JointType, Model
 from symgen.model.elements import JointActuator, JointSpring, PointSpring
-from symgen.reference.integrate import neutral_configuration
 from symgen.spatial import Pose, dot, emit_vec, mat_mul, mat_t_vec, mat_vec, number, sub, transpose
 
 
@@ -66,7 +65,7 @@ def _rest_length(b: ProgramBuilder, model: Model, params: Sequence[Expr], snap: 
     """L₀: the spring's own, else the distance of its points at q = neutral."""
     if spring.rest_length is not None:
         return Constants(b, model, params, snap).scalar(spring.rest_length)
-    zero = [number(float(x)) for x in neutral_configuration(model.resolve())]
+    zero = [number(x) for x in model.neutral_configuration]
     tree = build_tree(model, b, zero, params, snap=snap)
     poses = world_poses(b, tree)
     k = Constants(b, model, params, snap)

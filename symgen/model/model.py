@@ -89,6 +89,11 @@ class Model:
         return tuple(j for j in self.joints if j.name not in self.coupled)
 
     @property
+    def neutral_configuration(self) -> tuple[float, ...]:
+        """q at the neutral configuration: zeros, and identity quaternions (0, 0, 0, 1)."""
+        return tuple(x for j in self.independent_joints for x in j.type.layout.neutral)
+
+    @property
     def armature(self) -> list[Scalar]:
         """Armature of every velocity coordinate (length nv, zeros where none). A coupled
         joint's armature J is reflected on its master's coordinate as ratio²·J (its rate is
