@@ -2,18 +2,22 @@
 :mod:`symgen.registry` in catalogue order, each the kernels' own programs differentiated
 (:mod:`..derivatives`; Carpentier & Mansard, RSS 2018, for the tangent space). Their numpy
 references are central differences (:mod:`symgen.reference.derivatives`), hence their
-tolerance :data:`~symgen.reference.derivatives.DIFFERENCE_TOLERANCE`."""
+tolerance :data:`DIFFERENCE_TOLERANCE`."""
 
 from __future__ import annotations
 
 from symgen.formulations import derivatives
 from symgen.formulations.tree.context import FORMULATION
 from symgen.formulations.tree.derivation import nv_nv_shape, one, with_context
-from symgen.reference.derivatives import DIFFERENCE_TOLERANCE
 from symgen.registry import Kernel, Output, register
 
 #: How forward-dynamics derivatives are derived (symgen.formulations.derivatives).
 DERIVATIVE_METHODS = ("direct", "via_id", "via_ltdl")
+
+#: verify's bound against the central-difference references: their truncation and rounding
+#: (step :data:`symgen.reference.derivatives.DIFFERENCE_STEP`) over random states whose
+#: velocities reach a few rad/s (Pinocchio is compared to 1e-10).
+DIFFERENCE_TOLERANCE = 1e-6
 
 register(Kernel(
     "inverse_dynamics_derivatives", FORMULATION,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from symgen.formulations import constrained, derivatives, embedded
+from symgen.formulations.tree.catalogue_derivatives import DIFFERENCE_TOLERANCE
 from symgen.formulations.tree.context import FORMULATION, TreeContext
 from symgen.formulations.tree.derivation import (
     ACC_DOC,
@@ -21,7 +22,6 @@ from symgen.formulations.tree.derivation import (
     with_context,
 )
 from symgen.ir.expr import Expr
-from symgen.reference.derivatives import DIFFERENCE_TOLERANCE
 from symgen.registry import Kernel, Output, register
 
 
