@@ -4,14 +4,15 @@ no module imports, directly or through others, a module that imports it back.
 The import graph is read from the source (every ``import`` and ``from ... import``, those
 inside functions included, since they run as surely as the others); ``from symgen.a import
 b`` depends on ``symgen.a`` (its ``__init__`` runs first) and, when ``b`` is a submodule, on
-``symgen.a.b``; ``import symgen.a.b`` on ``symgen.a.b``. :data:`STAGES` is the stage order
-of docs/architecture.md, lowest first; a module's stage is that of its first package under
-``symgen``.
+``symgen.a.b``; ``import symgen.a.b`` on ``symgen.a.b``. :data:`STAGES` is the stage order,
+read from the layering table of docs/architecture.md; a module's stage is that of its first
+package under ``symgen``.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,25 +20,22 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "symgen"
 
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+
+
+def read_stages(text: str) -> tuple[tuple[str, ...], ...]:
+    """The rooms of each stage, lowest first, from the layering table of
+    docs/architecture.md (rows ``| n | stage | `room`, ... | ... |``)."""
+    rows = re.findall(r"^\| (\d+) \| [^|]+ \| ([^|]+) \|", text, re.M)
+    assert [int(n) for n, _ in rows] == list(range(len(rows))), "stages numbered 0, 1, ..."
+    return tuple(
+        tuple(name.removeprefix("symgen/").removesuffix(".py").removesuffix("/")
+              for name in re.findall(r"`([^`]+)`", rooms))
+        for _, rooms in rows)
+
+
 #: The stages, lowest first: a module may import its own stage and the stages below it.
-STAGES: tuple[tuple[str, ...], ...] = (
-    ("version", "errors", "cnames", "pivoting"),  # ground floor
-    ("ir",),  # expressions, programs and their transforms
-    ("spatial",),  # symbolic spatial algebra over IR expressions
-    ("model",),  # the validated model
-    ("joints",),  # joint types: symbolic hinge steps, integration, natural coordinates
-    ("reference", "peers"),  # independent implementations (numpy, Pinocchio)
-    ("loops",),  # closed loops: analysis, cuts, embedding
-    ("io",),  # model sources: the Python builder, URDF and YAML readers
-    ("registry", "kernel_set"),  # kernel declarations and the generated set
-    ("formulations",),  # derivation of each kernel as a program
-    ("generate",),  # the kernels of a model, derived and optimised
-    ("backends",),  # C99 and SIMD printing and emission
-    ("build",),  # cffi build and numpy wrappers
-    ("kernels", "natural", "identification"),  # user-facing catalogues and helpers
-    ("apps",),  # command line, verification, equilibrium, summaries
-    ("__init__",),  # the public facade
-)
+STAGES = read_stages(ARCHITECTURE.read_text())
 
 
 def module_name(path: Path) -> str:
@@ -125,6 +123,13 @@ def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
 
 
 GRAPH = import_graph()
+
+
+def test_the_table_is_read() -> None:
+    """The stage table parses into the rooms it names (a check of the reader itself)."""
+    table = "| 0 | ground | `errors.py`, `cnames.py` | x |\n| 1 | IR | `ir/` | y |\n"
+    assert read_stages(table) == (("errors", "cnames"), ("ir",))
+    assert STAGES[0][0] == "errors" and STAGES[-1] == ("__init__",)
 
 
 def test_every_room_has_a_stage() -> None:
