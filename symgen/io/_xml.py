@@ -11,12 +11,14 @@ from symgen.errors import ModelError, SourceRef
 
 @dataclass
 class Node:
-    """An XML element: tag, attributes, child elements and the line of its start tag."""
+    """An XML element: tag, attributes, child elements, the line of its start tag and its
+    text (the character data directly inside it, untrimmed; SDFormat keeps values there)."""
 
     tag: str
     attrs: dict[str, str]
     line: int
     children: list[Node] = field(default_factory=list)
+    text: str = ""
 
     def find(self, tag: str) -> Node | None:
         """The first child element called ``tag``, or None."""
@@ -51,8 +53,13 @@ def parse_xml(path: Path) -> Node:
     def end(tag: str) -> None:
         stack.pop()
 
+    def characters(data: str) -> None:
+        if stack:
+            stack[-1].text += data
+
     parser.StartElementHandler = start
     parser.EndElementHandler = end
+    parser.CharacterDataHandler = characters
     try:
         parser.Parse(data, True)
     except expat.ExpatError as exc:
