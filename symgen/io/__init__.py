@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from symgen.errors import ModelError
+from symgen.io._xml import root_tag
 from symgen.io.builder import Locks
+from symgen.io.mjcf import read_mjcf
 from symgen.io.urdf import read_urdf
 from symgen.io.yaml_format import read_yaml
 from symgen.model import Model
@@ -13,7 +15,9 @@ from symgen.model import Model
 
 def load(path: str | Path, floating_base: bool = False, lock: Locks | None = None,
          couplings: bool = True) -> Model:
-    """Read a model file, choosing the reader by extension (``.urdf``, ``.yaml``/``.yml``).
+    """Read a model file, choosing the reader by extension (``.urdf``, ``.yaml``/``.yml``,
+    ``.sdf``) or, for ``.xml`` files, by the root element (``<mujoco>``: MJCF, ``<sdf>``: SDF,
+    ``<robot>``: URDF).
 
     ``floating_base=True`` attaches the file's root body to the world by a free joint
     (named ``root_joint``), as URDFs of legged and humanoid robots expect. ``lock`` holds
@@ -27,12 +31,20 @@ def load(path: str | Path, floating_base: bool = False, lock: Locks | None = Non
     if not p.is_file():
         raise ModelError(f"{p}: no such model file")
     suffix = p.suffix.lower()
-    if suffix == ".urdf":
+    if suffix == ".xml" or suffix == ".mjcf":
+        readers = {"mujoco": read_mjcf, "robot": read_urdf}
+        tag = root_tag(p)
+        if tag not in readers:
+            raise ModelError(f"{p}: an XML model file must have the root element <mujoco> "
+                             f"(MJCF), <sdf> or <robot> (URDF), not <{tag}>")
+        read = readers[tag]
+    elif suffix == ".urdf":
         read = read_urdf
     elif suffix in (".yaml", ".yml"):
         read = read_yaml
     else:
-        raise ModelError(f"{p}: unknown model format {suffix!r} (expected .urdf, .yaml or .yml)")
+        raise ModelError(f"{p}: unknown model format {suffix!r} (expected .urdf, .xml (MJCF "
+                         "or SDF), .sdf, .yaml or .yml)")
     model = read(p, floating_base=floating_base, lock=lock)
     return model if couplings else model.without_couplings()
 

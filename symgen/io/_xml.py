@@ -70,3 +70,31 @@ def parse_xml(path: Path) -> Node:
     if not roots:  # pragma: no cover - expat reports "no element found" first
         raise ModelError("malformed XML: no element found", SourceRef(str(path), 1))
     return roots[0]
+
+
+def root_tag(path: Path) -> str:
+    """The tag of the first element of ``path`` (read only until it starts)."""
+    parser = expat.ParserCreate()
+    found: list[str] = []
+
+    def start(tag: str, attrs: dict[str, str]) -> None:
+        found.append(tag)
+        raise _Found
+
+    parser.StartElementHandler = start
+    try:
+        with path.open("rb") as f:
+            parser.ParseFile(f)
+    except _Found:
+        return found[0]
+    except OSError as exc:
+        raise ModelError(f"cannot read model file: {exc.strerror or exc}",
+                         SourceRef(str(path))) from None
+    except expat.ExpatError as exc:
+        raise ModelError(f"malformed XML: {expat.ErrorString(exc.code)} (column "
+                         f"{exc.offset + 1})", SourceRef(str(path), exc.lineno)) from None
+    raise ModelError("malformed XML: no element found", SourceRef(str(path), 1))
+
+
+class _Found(Exception):
+    """Stops the parser at the first element."""

@@ -106,11 +106,15 @@ def _split(model: Model, analysis: LoopAnalysis, joints: Sequence[str], source: 
 def _declared(model: Model, analysis: LoopAnalysis, option: tuple[str, ...] | None
               ) -> tuple[tuple[str, ...], str] | None:
     """The declared actuated joints and where they come from: ``Options.actuated``, else
-    the joints of the model's actuator force elements (model order), else its ground joints
-    (those moving a body off the root) when they have as many DOF as the mechanism; None
-    when there is no such declaration."""
+    the joints of the model's motors (MJCF ``<motor>``, model order), else those of its
+    actuator force elements, else its ground joints (those moving a body off the root) when
+    they have as many DOF as the mechanism; None when there is no such declaration."""
     if option is not None:
         return tuple(option), "Options.actuated"
+    motored = {m.joint for m in model.motors}
+    if motored:
+        order = [*model.joint_names, *(j.name for j in model.loop_joints)]
+        return tuple(n for n in order if n in motored), "the model's motors"
     driven = {e.joint for e in model.force_elements if isinstance(e, JointActuator)}
     if driven:
         order = [*model.joint_names, *(j.name for j in model.loop_joints)]

@@ -24,6 +24,7 @@ from symgen.model.scalars import (
     is_symbolic,
     parameter_symbol,
 )
+from symgen.model.source_data import FileCoordinates, Keyframe, Motor
 from symgen.model.validation import check_model_bodies
 
 
@@ -36,7 +37,9 @@ class Model:
     and carries no dynamics. ``locks`` lists the joints of the description held fixed
     (reduced model); they are neither in ``joints`` nor in q and v. ``force_elements``: the
     springs, dampers and joint actuators (consumed by the natural-coordinate formulation;
-    the tree kernels take joint torques as inputs instead). Build one with
+    the tree kernels take joint torques as inputs instead). ``motors`` name the actuated
+    joints; ``keyframes``, ``file_coordinates`` and ``notes`` (what the reader left out) are
+    metadata of the file (:mod:`symgen.model.source_data`). Build one with
     :class:`symgen.ModelBuilder` or a reader (:func:`symgen.load`); do not construct it
     directly.
     """
@@ -55,6 +58,10 @@ class Model:
     source: SourceRef | None = field(default=None, compare=False)
     locks: tuple[LockedJoint, ...] = ()
     force_elements: tuple[ForceElement, ...] = ()
+    motors: tuple[Motor, ...] = ()
+    keyframes: tuple[Keyframe, ...] = field(default=(), compare=False)
+    file_coordinates: FileCoordinates | None = field(default=None, compare=False)
+    notes: tuple[str, ...] = field(default=(), compare=False)
 
     # ----------------------------------------------------------------- dimensions
     @property
