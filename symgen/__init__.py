@@ -7,11 +7,14 @@ from symgen.errors import ModelError, SymgenError
 from symgen.generate import Options, generate
 from symgen.io import load
 from symgen.io.builder import ModelBuilder
+from symgen.io.mjcf_state import from_mujoco, to_mujoco
 from symgen.kernel_set import KernelSet
 from symgen.model import Body, Frame, Joint, JointType, Model, Parameter
 from symgen.version import __version__
 
 __all__ = [
+    "from_mujoco",
+    "to_mujoco",
     "Body",
     "Frame",
     "Joint",

@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import traceback
+import warnings
 from typing import NoReturn
 
 import click
@@ -122,6 +123,12 @@ def main(debug: bool) -> None:
     model, option or file; one line on stderr naming it); 3 internal error (one line; the
     traceback with --debug or SYMGEN_DEBUG=1); 130 interrupted (Ctrl-C).
     """
+    warnings.formatwarning = _warning_line
+
+
+def _warning_line(message, category, filename, lineno, line=None) -> str:
+    """Warnings on stderr as one line each, without Python's source excerpt."""
+    return f"warning: {message}\n"
 
 
 #: Help of ``--lock`` (info, generate, verify).

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from symgen.model import JointType, Model
+from symgen.model.force_elements import describe as describe_element
+from symgen.model.force_elements import labelled_values
 from symgen.model.scalars import scalar_text
 
 _fmt = scalar_text
@@ -74,7 +76,35 @@ def describe(model: Model) -> str:
     for p in model.parameters:
         desc = f"  {p.description}" if p.description else ""
         lines.append(f"  {p.name:<28} default {p.default:.6g}{desc}")
+    lines += _file_data(model)
     return "\n".join(lines)
+
+
+def _file_data(model: Model) -> list[str]:
+    """Motors, keyframes, the file's coordinates and what the reader left out."""
+    lines: list[str] = []
+    if model.force_elements:
+        lines += ["", f"force elements ({len(model.force_elements)}: in the constrained and "
+                  "natural-coordinate kernels; the tree kernels take joint forces as inputs)"]
+        for e in model.force_elements:
+            values = ", ".join(f"{k} {_fmt(x)}" for k, x in labelled_values(e)
+                               if not k.startswith("point"))
+            lines.append(f"  {describe_element(e):<40} {values}")
+    if model.motors:
+        lines += ["", f"motors ({len(model.motors)}: the actuated joints of "
+                  "constrained_inverse_dynamics; joint force = gear * input)"]
+        lines += [f"  {m.name:<28} joint {m.joint}, gear {m.gear:.6g}" for m in model.motors]
+    if model.keyframes:
+        names = ", ".join(k.name for k in model.keyframes)
+        lines += ["", f"keyframes ({len(model.keyframes)}): {names} "
+                  "(symgen.io.mjcf_state.keyframe(model, name) gives q, v)"]
+    if model.file_coordinates is not None:
+        fc = model.file_coordinates
+        lines += ["", f"{fc.convention} coordinates: qpos {fc.nq}, qvel {fc.nv} "
+                  "(symgen.io.mjcf_state.from_mujoco / to_mujoco map them; docs/conventions.md)"]
+    if model.notes:
+        lines += ["", "notes from the reader"] + [f"  {n}" for n in model.notes]
+    return lines
 
 
 def _span(s: slice) -> str:
@@ -97,8 +127,16 @@ def base_description(model: Model) -> str:
     if joint is not None:
         return (f"floating: free joint {joint.name!r} attaches {joint.child!r} to "
                 f"{model.root!r}")
+    if _declares_its_base(model):
+        return (f"fixed: no free joint joins a body to {model.root!r} (the file declares its "
+                "floating bases, <freejoint/>)")
     return (f"fixed: root {model.root!r} is welded to the world; use --floating-base to "
             f"attach it by a free joint")
+
+
+def _declares_its_base(model: Model) -> bool:
+    """Formats whose files declare their free joints (MJCF): --floating-base does not apply."""
+    return model.file_coordinates is not None
 
 
 def mobile_base_hint(model: Model) -> str | None:
@@ -110,7 +148,7 @@ def mobile_base_hint(model: Model) -> str | None:
     limb) get no hint; a torso with two arms or a hand with fingers get it, which is why it
     is worded as a question of use.
     """
-    if free_base_joint(model) is not None:
+    if free_base_joint(model) is not None or _declares_its_base(model):
         return None
     if model.nv == 0:
         return (f"hint: model {model.name!r} has no moving joint; if {model.root!r} is a "

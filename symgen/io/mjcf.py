@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -80,13 +81,12 @@ def _mujoco_error(path: Path, text: str) -> ModelError:
     """MuJoCo's multi-line message as one line, at the line it names when it names one."""
     parts = [p.strip() for p in text.replace("Error:", "").splitlines() if p.strip()]
     line_match = re.search(r"line (\d+)", text)
-    file_match = re.search(r"file '?([^',\n]+?)'?(?:,|$)", text, re.MULTILINE)
-    where = file_match.group(1) if file_match and file_match.group(1).strip() else str(path)
     message = "; ".join(p.rstrip(".") for p in parts
-                        if not p.startswith(("Element", "Object")) or "name" in p)
+                        if not p.startswith(("Element", "Object")) or "name '" in p)
     message = re.sub(r",?\s*line \d+(, column \d+)?", "", message).strip(" ;,") or text
+    message = message.replace("Element name '', id", "element #").replace("Element name", "element")
     return ModelError(f"MuJoCo cannot compile the file: {message}",
-                      SourceRef(where, int(line_match.group(1)) if line_match else None))
+                      SourceRef(str(path), int(line_match.group(1)) if line_match else None))
 
 
 def _quat_rotation(q) -> np.ndarray:
@@ -166,6 +166,14 @@ class _MjcfReader:
         mj = self.mj
         root = self.body_name(0)
         gravity = tuple(float(g) for g in mj.opt.gravity)
+        if mj.opt.disableflags & self.mujoco.mjtDisableBit.mjDSBL_GRAVITY:
+            gravity = (0.0, 0.0, 0.0)
+            self.notes.append("gravity is disabled (<flag gravity=\"disable\"/>): zero gravity")
+        if mj.opt.density or mj.opt.viscosity:
+            self.notes.append("fluid forces (density, viscosity) ignored")
+        if mj.nbody < 2:
+            raise self.error("MuJoCo compiled no body: the file has no <worldbody> with "
+                             "bodies (is it a fragment meant for <include>?)")
         self.builder = ModelBuilder(self.model_name(), root=root, gravity=gravity,
                                     source=self.ref("mujoco", ""))
         self.used_names = {self.body_name(b) for b in range(mj.nbody)}
@@ -183,8 +191,9 @@ class _MjcfReader:
         return self.finish(model)
 
     def model_name(self) -> str:
+        """The ``<mujoco model=...>`` name, else the file's stem (not MuJoCo's default)."""
         name = self.mj.names[:self.mj.names.index(b"\0")].decode() if self.mj.names else ""
-        return name or self.path.stem
+        return name if name and name != "MuJoCo Model" else self.path.stem
 
     def add_body(self, b: int) -> None:
         mj = self.mj
@@ -304,19 +313,22 @@ class _MjcfReader:
         τ = −k (q − springref) − c q̇ (MuJoCo's passive force; springref is absolute, so its
         symgen rest value is springref − qpos0)."""
         mj = self.mj
+        flags = self.mujoco.mjtDisableBit
+        springs = not mj.opt.disableflags & flags.mjDSBL_SPRING
+        dampers = not mj.opt.disableflags & flags.mjDSBL_DAMPER
+        for what, on in (("springs", springs), ("dampers", dampers)):
+            if not on:
+                self.notes.append(f"joint {what} are disabled (<flag>): left out")
         for j in range(mj.njnt):
             fj = self.file_joints[[f.qpos_address for f in self.file_joints].index(
                 int(mj.jnt_qposadr[j]))]
             dof, nv = fj.dof_address, {"free": 6, "ball": 3}.get(fj.kind, 1)
-            stiffness = float(mj.jnt_stiffness[j])
-            damping = [float(x) for x in mj.dof_damping[dof:dof + nv]]
+            stiffness = float(mj.jnt_stiffness[j]) if springs else 0.0
+            damping = [float(x) if dampers else 0.0 for x in mj.dof_damping[dof:dof + nv]]
             if nv > 1:
                 if stiffness or any(damping):
-                    what = "stiffness" if stiffness else "damping"
-                    raise self.error(
-                        f"joint {fj.joint!r} ({fj.kind}): {what} on a {fj.kind} joint is not "
-                        "supported (symgen's joint springs act on 1-DOF joints)", "joint",
-                        mj.joint(j).name)
+                    self.left_out(f"{'stiffness' if stiffness else 'damping'} of the "
+                                  f"{fj.kind} joint {fj.joint!r}")
                 continue
             if stiffness or damping[0]:
                 rest = float(mj.qpos_spring[fj.qpos_address]) - fj.zero
@@ -327,6 +339,13 @@ class _MjcfReader:
                     if np.any(mj.dof_frictionloss[fj.dof_address:fj.dof_address + 1])]
         if friction:
             self.notes.append(f"friction loss ignored on {len(friction)} joint(s)")
+
+    def left_out(self, what: str) -> None:
+        """A passive force symgen's force elements cannot express: a warning and a note."""
+        message = (f"{self.path}: {what} left out (symgen's joint springs and dampers act "
+                   "on 1-DOF joints; the tree kernels take no passive forces anyway)")
+        warnings.warn(message, stacklevel=5)
+        self.notes.append(f"{what} left out (1-DOF joint springs only)")
 
     # ------------------------------------------------------------------ equalities
     def add_equalities(self) -> None:
