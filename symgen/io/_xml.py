@@ -40,6 +40,7 @@ def parse_xml(path: Path) -> Node:
         raise ModelError(message, SourceRef(str(path))) from None
     parser = expat.ParserCreate()
     stack: list[Node] = []
+    texts: list[list[str]] = []  # the text pieces of each open element, joined at its end
     roots: list[Node] = []
 
     def start(tag: str, attrs: dict[str, str]) -> None:
@@ -49,13 +50,14 @@ def parse_xml(path: Path) -> Node:
         else:
             roots.append(node)
         stack.append(node)
+        texts.append([])
 
     def end(tag: str) -> None:
-        stack.pop()
+        stack.pop().text = "".join(texts.pop())
 
     def characters(data: str) -> None:
-        if stack:
-            stack[-1].text += data
+        if texts:
+            texts[-1].append(data)
 
     parser.StartElementHandler = start
     parser.EndElementHandler = end
