@@ -60,21 +60,30 @@ def read_mjcf(path: str | Path, floating_base: bool = False, lock: Locks | None 
     if floating_base:
         raise ModelError("an MJCF model declares its floating bases itself (<freejoint/>): "
                          "drop --floating-base", SourceRef(str(path)))
-    mj = compile_mjcf(path)
-    return _MjcfReader(path, mj).read(lock)
+    mj, mujoco_warnings = compile_mjcf(path)
+    reader = _MjcfReader(path, mj)
+    reader.notes += [f"MuJoCo: {text}" for text in dict.fromkeys(mujoco_warnings)]
+    return reader.read(lock)
 
 
 def compile_mjcf(path: Path):
-    """MuJoCo's compiled model of ``path``; its errors become one-line ModelErrors."""
+    """MuJoCo's compiled model of ``path`` and the warnings MuJoCo gave while compiling
+    (caught, so that MuJoCo writes no MUJOCO_LOG.TXT); its errors become one-line
+    ModelErrors."""
     try:
         import mujoco
     except ImportError:
         raise ModelError("reading MJCF needs the mujoco package (pip install mujoco)",
                          SourceRef(str(path))) from None
+    caught: list[str] = []
+    previous = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(lambda text: caught.append(" ".join(str(text).split())))
     try:
-        return mujoco.MjModel.from_xml_path(str(path))
+        return mujoco.MjModel.from_xml_path(str(path)), caught
     except ValueError as exc:
         raise _mujoco_error(path, str(exc)) from None
+    finally:
+        mujoco.set_mju_user_warning(previous)
 
 
 def _mujoco_error(path: Path, text: str) -> ModelError:
@@ -314,8 +323,9 @@ class _MjcfReader:
         symgen rest value is springref − qpos0)."""
         mj = self.mj
         flags = self.mujoco.mjtDisableBit
-        springs = not mj.opt.disableflags & flags.mjDSBL_SPRING
-        dampers = not mj.opt.disableflags & flags.mjDSBL_DAMPER
+        passive = getattr(flags, "mjDSBL_PASSIVE", 0)  # before MuJoCo split it in two
+        springs = not mj.opt.disableflags & (getattr(flags, "mjDSBL_SPRING", 0) | passive)
+        dampers = not mj.opt.disableflags & (getattr(flags, "mjDSBL_DAMPER", 0) | passive)
         for what, on in (("springs", springs), ("dampers", dampers)):
             if not on:
                 self.notes.append(f"joint {what} are disabled (<flag>): left out")

@@ -58,6 +58,9 @@ def kernel_sets() -> dict[str, symgen.KernelSet]:
                                        list(DERIVATIVES), forces),
         "tree2": symgen.generate(random_model(0), options=forces),  # planar, continuous, ..
         "param_arm": symgen.generate(parametric_arm(), options=forces),
+        # read from MJCF: a multi-joint body, armature, joint springs, a <connect> and a
+        # <weld> loop and a <joint> coupling (every default kernel, loops closed)
+        "mjcf_arm": symgen.generate(symgen.load(EXAMPLES / "gripper_arm.xml"), options=forces),
     }
 
 
@@ -72,7 +75,8 @@ def write(ks: symgen.KernelSet, directory: Path, real: str) -> Path:
 
 
 @pytest.mark.parametrize("real", ["double", "float"])
-@pytest.mark.parametrize("name", ["panda", "tree", "tree2", "param_arm", "derivatives"])
+@pytest.mark.parametrize("name", ["panda", "tree", "tree2", "param_arm", "derivatives",
+                                  "mjcf_arm"])
 def test_generated_c_compiles_without_warnings(name, real, tmp_path):
     source = write(kernel_sets()[name], tmp_path, real)
     run = subprocess.run(["gcc", *STRICT, "-O0", "-c", str(source), "-o",
@@ -83,7 +87,8 @@ def test_generated_c_compiles_without_warnings(name, real, tmp_path):
 
 @pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None,
                     reason="arm-none-eabi-gcc not installed (.ci/run installs it)")
-@pytest.mark.parametrize("name", ["panda", "tree", "tree2", "param_arm", "derivatives"])
+@pytest.mark.parametrize("name", ["panda", "tree", "tree2", "param_arm", "derivatives",
+                                  "mjcf_arm"])
 def test_generated_c_compiles_for_cortex_m4(name, tmp_path):
     source = write(kernel_sets()[name], tmp_path, "float")
     run = subprocess.run([*ARM, "-c", str(source), "-o", str(tmp_path / "k.o")],
