@@ -80,6 +80,12 @@ class _Joint:
 
 
 class _SdfReader(SdfValues):
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.legacy = False  # SDFormat 1.6: no relative_to, no <frame>, no expressed_in
+        self.version_text = ""
+        self.model_name = ""
+
     # ------------------------------------------------------------------ document
     def version(self, root: Node) -> tuple[int, int]:
         if root.tag != "sdf":
@@ -130,6 +136,8 @@ class _SdfReader(SdfValues):
         name = model.attrs.get("name", "")
         if self.flag(model, "static", False, f"model {name!r}"):
             raise self.error(f"model {name!r}: a static model has no dynamics", model)
+        if model.attrs.get("placement_frame", "").strip():
+            raise self.error(f"model {name!r}: placement_frame is not supported", model)
         pose_node = model.find("pose")
         if pose_node is not None and pose_node.attrs.get("relative_to", "") not in ("", WORLD):
             raise self.error(f"model {name!r}: <pose relative_to=...> naming a world frame is "
@@ -447,13 +455,14 @@ class _SdfReader(SdfValues):
                              f"no joint's child): {listed}; SDFormat lets them float, symgen "
                              f"needs one tree", model)
         start = WORLD if to_world else root_link
+        outgoing: dict[str, list[_Joint]] = {}
+        for j in joints:
+            if not j.loop:
+                outgoing.setdefault(j.parent, []).append(j)
         reached = {start}
         queue = deque([start])
         while queue:
-            link = queue.popleft()
-            for j in joints:
-                if j.parent != link or j.loop:
-                    continue
+            for j in outgoing.get(queue.popleft(), []):
                 if j.child in reached:
                     j.loop = True
                 else:
