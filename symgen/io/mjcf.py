@@ -12,8 +12,11 @@ X(q) = X₀ · Π_k [Tr(p_k) · X_J,k(q_k − qpos0_k) · Tr(−p_k)]. symgen pu
 joint, so body b becomes a chain of bodies, one per joint (Jain, Rodriguez & Kreutz-Delgado's
 partitioning of a multi-DOF hinge into single hinges with massless intermediate bodies): the
 frame of the k-th is Tr(p_k) after the first k − 1 motions, placed at Tr(p_k − p_{k−1}) in the
-previous one; the last carries b's mass, name and children, and b's own frame sits at
-Tr(−p_n) in it. A body without joints is welded to its parent (a fixed joint, lumped).
+previous one; the last carries b's mass and children, and b's own frame sits at Tr(−p_n) in
+it. The name of b is the last body's when p_n = 0, else a frame's at b's own frame (the
+bodies are then named ``b__joint``): forward kinematics and Jacobians of "b" are MuJoCo's
+body frame either way. A body without joints is welded to its parent (a fixed joint,
+lumped, its name kept as a frame).
 """
 
 from __future__ import annotations
@@ -159,6 +162,9 @@ class _MjcfReader:
     def error(self, message: str, tag: str = "mujoco", name: str = "") -> ModelError:
         return ModelError(message, self.ref(tag, name))
 
+    def equality_ref(self, e: int) -> SourceRef:
+        return SourceRef(str(self.path), self.lines.equality_line(e) or self.lines.root_line)
+
     def unique(self, wanted: str) -> str:
         name, k = wanted, 1
         while name in self.used_names:
@@ -236,7 +242,10 @@ class _MjcfReader:
             else:
                 placement = _translation(anchor - anchor_before)
             last = k == len(joints) - 1
-            child = name if last else self.unique(f"{name}__{joint_name}")
+            # the last body carries the MuJoCo body's name, unless its frame (at the last
+            # joint's anchor) is not the MuJoCo body frame: then a frame carries the name
+            at_origin = last and not anchor.any()
+            child = name if at_origin else self.unique(f"{name}__{joint_name}")
             if last:
                 self.builder.body(child, mass=mass, com=tuple(com - anchor), inertia=inertia,
                                   source=source)
@@ -244,7 +253,10 @@ class _MjcfReader:
                 self.builder.body(child, source=source)
             self.add_joint(j, joint_name, kind, previous, child, placement)
             previous, anchor_before = child, anchor
-        self.carrier.append(name)
+        if previous != name:
+            self.builder.frame(name, previous, xyz=tuple(float(x) for x in -anchor_before),
+                               source=source)
+        self.carrier.append(previous)
         self.offset.append(_translation(-anchor_before))
 
     def joint_name(self, j: int, b: int, count: int) -> str:
@@ -368,12 +380,12 @@ class _MjcfReader:
                 self.notes.append(f"{label} is inactive: skipped")
                 continue
             if kind == "joint":
-                self.joint_equality(e, label, given)
+                self.joint_equality(e, label)
             elif kind in ("connect", "weld"):
                 self.loop_equality(e, kind, label, given)
             else:
-                raise self.error(f"{label}: <{kind}> equalities are not supported (symgen reads "
-                                 "connect, weld and joint)", kind, given)
+                raise ModelError(f"{label}: <{kind}> equalities are not supported (symgen reads "
+                                 "connect, weld and joint)", self.equality_ref(e))
 
     def equality_frames(self, e: int, kind: str) -> tuple[tuple[int, np.ndarray],
                                                            tuple[int, np.ndarray]]:
@@ -403,8 +415,8 @@ class _MjcfReader:
         (b1, pose1), (b2, pose2) = self.equality_frames(e, kind)
         parent, child = self.carrier[b1], self.carrier[b2]
         if parent == child:
-            raise self.error(f"{label}: joins {self.body_name(b1)!r} and {self.body_name(b2)!r},"
-                             f" which move as one body ({parent!r})", kind, given)
+            raise ModelError(f"{label}: joins {self.body_name(b1)!r} and {self.body_name(b2)!r}, "
+                             f"which move as one body ({parent!r})", self.equality_ref(e))
         pose1, pose2 = self.offset[b1] @ pose1, self.offset[b2] @ pose2
         if kind == "connect":  # orient the child side as the parent side at qpos0
             world = self.world_poses()
@@ -416,7 +428,7 @@ class _MjcfReader:
             name, "spherical" if kind == "connect" else "fixed", parent=parent, child=child,
             xyz=tuple(float(x) for x in pose1[:3, 3]), rpy=_rpy(pose1[:3, :3]),
             child_xyz=tuple(float(x) for x in pose2[:3, 3]), child_rpy=_rpy(pose2[:3, :3]),
-            source=self.ref(kind, given))
+            source=self.equality_ref(e))
 
     def world_poses(self) -> list[np.ndarray]:
         """World pose of every MuJoCo body frame at ``qpos0``."""
@@ -425,18 +437,18 @@ class _MjcfReader:
         self.mujoco.mj_kinematics(self.mj, data)
         return [_pose(data.xmat[b].reshape(3, 3), data.xpos[b]) for b in range(self.mj.nbody)]
 
-    def joint_equality(self, e: int, label: str, given: str) -> None:
+    def joint_equality(self, e: int, label: str) -> None:
         """q1 − q1₀ = a₀ + a₁ (q2 − q2₀) + ... (MuJoCo's ``polycoef``): a coupling when only
         a₀ and a₁ are non-zero, a lock at a₀ without a second joint."""
         mj = self.mj
         coefficients = [float(x) for x in mj.eq_data[e][:5]]
         if any(abs(c) > POLY_TOLERANCE for c in coefficients[2:]):
-            raise self.error(f"{label}: a joint equality of degree > 1 (polycoef "
+            raise ModelError(f"{label}: a joint equality of degree > 1 (polycoef "
                              f"{coefficients}) is not supported; symgen couples joints "
-                             "linearly", "joint", given)
+                             "linearly", self.equality_ref(e))
         j1, j2 = int(mj.eq_obj1id[e]), int(mj.eq_obj2id[e])
         joint = self.joint_of(j1)
-        source = self.ref("joint", given)
+        source = self.equality_ref(e)
         if j2 < 0 or abs(coefficients[1]) <= POLY_TOLERANCE:
             self.builder.lock(joint, coefficients[0], source=source)
             return

@@ -18,6 +18,7 @@ class SourceLines:
         self.by_tag: dict[tuple[str, str], int] = {}
         self.by_name: dict[str, int] = {}
         self.root_line: int | None = None
+        self.equalities: list[int] = []
         try:
             root = parse_xml(path)
         except ModelError:  # MuJoCo read it: keep going without lines
@@ -30,7 +31,13 @@ class SourceLines:
             if name:
                 self.by_tag.setdefault((node.tag, name), node.line)
                 self.by_name.setdefault(name, node.line)
+            if node.tag == "equality":
+                self.equalities += [child.line for child in node.children]
             stack.extend(reversed(node.children))
+
+    def equality_line(self, index: int) -> int | None:
+        """The line of the ``index``-th equality constraint (MuJoCo keeps their order)."""
+        return self.equalities[index] if index < len(self.equalities) else None
 
     def line(self, tag: str, name: str) -> int | None:
         if not name:

@@ -1,0 +1,154 @@
+"""MJCF models read by symgen against MuJoCo's own computation of the same file.
+
+- Kinematics: the world pose of every MuJoCo body and named site (``xpos``/``xmat``,
+  ``site_xpos``/``site_xmat`` after ``mj_kinematics``) equals symgen's reference forward
+  kinematics of the body or frame with that name, at MuJoCo states mapped by
+  ``from_mujoco``; 1e-12 (m and rotation entries; poses of O(1) m chains).
+- Dynamics: M, bias forces (``qfrc_bias``) and inverse dynamics (``mj_inverse``, armature
+  included) with equality constraints, contacts, springs and dampers disabled, mapped into
+  symgen's coordinates (``forces_from_mujoco``: power-preserving, exact), against the
+  reference's; 1e-10 relative to max(1, |·|∞), the issue's bound (measured ≤ 3e-15).
+- The state maps: to_mujoco ∘ from_mujoco is the identity on (q, v, a) (1e-14).
+
+States: MuJoCo qpos uniform in [-1, 1] per hinge/slide coordinate, random unit
+quaternions, qvel and qacc ~ N(0, 1); seed 0, 3 states per model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from paths import EXAMPLES
+
+import symgen
+from symgen import reference as ref
+from symgen.io.mjcf_state import forces_from_mujoco, from_mujoco, to_mujoco
+
+mujoco = pytest.importorskip("mujoco")
+
+#: Hand-written files covering the mapping: several joints in one body with anchors off the
+#: body origin, ``ref`` in degrees, a ball after a hinge, a free body, sites, armature.
+CHAIN = """<mujoco model="chain">
+  <compiler angle="degree"/>
+  <worldbody>
+    <body name="a" pos="0 0 1" euler="0 0 30">
+      <joint name="h" type="hinge" axis="0 1 0" pos="0 0 0.1" ref="20" armature="0.01"/>
+      <joint name="s" type="slide" axis="1 0 1" pos="0.05 0 0"/>
+      <geom type="capsule" size="0.05" fromto="0 0.1 0 0 0 -0.5"/>
+      <site name="a_tip" pos="0 0 -0.5" euler="10 0 0"/>
+      <body name="b" pos="0 0 -0.5" quat="0.9 0.1 0.3 0.2">
+        <joint name="h2" axis="1 0 0" pos="0 0.2 0"/>
+        <joint name="ball" type="ball" pos="0.1 0 0" armature="0.002"/>
+        <geom type="box" size="0.1 0.2 0.3" pos="0 0 -0.2" euler="10 20 30"/>
+        <site name="b_tip" pos="0.1 0 -0.4"/>
+        <body name="welded" pos="0 0.1 -0.5" euler="0 45 0">
+          <geom type="sphere" size="0.05"/>
+        </body>
+      </body>
+    </body>
+    <body name="c" pos="1 0 0" euler="0 30 0">
+      <freejoint/>
+      <geom type="box" size="0.1 0.2 0.3" pos="0.1 0.2 0.3"/>
+      <site name="c_site" pos="0.1 0 0"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def mjcf_files(tmp_path) -> list:
+    chain = tmp_path / "chain.xml"
+    chain.write_text(CHAIN)
+    return [chain, EXAMPLES / "gripper_arm.xml", EXAMPLES / "four_bar_knee.xml"]
+
+
+def random_mujoco_state(mj, rng):
+    qpos = np.array(mj.qpos0)
+    for j in range(mj.njnt):
+        i, kind = int(mj.jnt_qposadr[j]), int(mj.jnt_type[j])
+        if kind == mujoco.mjtJoint.mjJNT_FREE:
+            qpos[i:i + 3] = rng.uniform(-1, 1, 3)
+            quat = rng.standard_normal(4)
+            qpos[i + 3:i + 7] = quat / np.linalg.norm(quat)
+        elif kind == mujoco.mjtJoint.mjJNT_BALL:
+            quat = rng.standard_normal(4)
+            qpos[i:i + 4] = quat / np.linalg.norm(quat)
+        else:
+            qpos[i] = rng.uniform(-1, 1)
+    return qpos, rng.standard_normal(mj.nv), rng.standard_normal(mj.nv)
+
+
+def relative(a, b) -> float:
+    return float(np.max(np.abs(np.asarray(a) - b), initial=0.0)
+                 / max(1.0, float(np.max(np.abs(b), initial=0.0))))
+
+
+def test_kinematics_of_bodies_and_sites_is_mujocos(tmp_path):
+    rng = np.random.default_rng(0)
+    for path in mjcf_files(tmp_path):
+        model = symgen.load(path, couplings=False)
+        mj = mujoco.MjModel.from_xml_path(str(path))
+        data = mujoco.MjData(mj)
+        for _ in range(3):
+            qpos, _, _ = random_mujoco_state(mj, rng)
+            data.qpos[:] = qpos
+            mujoco.mj_kinematics(mj, data)
+            q, _, _ = from_mujoco(model, qpos)
+            poses = ref.forward_kinematics(model, q)
+            for b in range(1, mj.nbody):
+                pose = poses[mj.body(b).name]
+                assert np.abs(pose[:3, 3] - data.xpos[b]).max() < 1e-12, (path, b)
+                assert np.abs(pose[:3, :3] - data.xmat[b].reshape(3, 3)).max() < 1e-12
+            for s in range(mj.nsite):
+                pose = poses[mj.site(s).name]
+                assert np.abs(pose[:3, 3] - data.site_xpos[s]).max() < 1e-12, (path, s)
+                assert np.abs(pose[:3, :3] - data.site_xmat[s].reshape(3, 3)).max() < 1e-12
+
+
+def tree_mujoco(path):
+    mj = mujoco.MjModel.from_xml_path(str(path))
+    bits = mujoco.mjtDisableBit
+    mj.opt.disableflags |= bits.mjDSBL_CONSTRAINT | bits.mjDSBL_SPRING | bits.mjDSBL_DAMPER
+    return mj
+
+
+def test_mass_matrix_bias_and_inverse_dynamics_are_mujocos(tmp_path):
+    rng = np.random.default_rng(0)
+    for path in mjcf_files(tmp_path):
+        model = symgen.load(path, couplings=False)  # MuJoCo's tree coordinates
+        mj = tree_mujoco(path)
+        data = mujoco.MjData(mj)
+        for _ in range(3):
+            qpos, qvel, qacc = random_mujoco_state(mj, rng)
+            q, v, a = from_mujoco(model, qpos, qvel, qacc)
+            data.qpos[:], data.qvel[:] = qpos, qvel
+            mujoco.mj_forward(mj, data)
+            full = np.zeros((mj.nv, mj.nv))
+            mujoco.mj_fullM(mj, data, full)
+            bias = forces_from_mujoco(model, q, data.qfrc_bias)
+            data.qacc[:] = qacc
+            mujoco.mj_inverse(mj, data)
+            tau = forces_from_mujoco(model, q, data.qfrc_inverse)
+            assert relative(ref.inverse_dynamics(model, q, v, a), tau) < 1e-10, path
+            # bias: symgen's a = 0 is MuJoCo's qacc = c(q, v) (free joints), so the
+            # reference's bias forces equal MuJoCo's qfrc_bias + M c in symgen's layout
+            _, _, c = to_mujoco(model, q, v, np.zeros(model.nv))
+            expected = bias + forces_from_mujoco(model, q, full @ c)
+            assert relative(ref.bias_forces(model, q, v), expected) < 1e-10, path
+            x = rng.standard_normal(model.nv)
+            _, x_mj, _ = to_mujoco(model, q, x)
+            m_x = forces_from_mujoco(model, q, full @ x_mj)
+            assert relative(ref.mass_matrix(model, q) @ x, m_x) < 1e-10, path
+
+
+def test_state_maps_are_inverse(tmp_path):
+    rng = np.random.default_rng(0)
+    for path in mjcf_files(tmp_path):
+        for couplings in (False, True):
+            model = symgen.load(path, couplings=couplings)
+            mj = mujoco.MjModel.from_xml_path(str(path))
+            qpos, qvel, qacc = random_mujoco_state(mj, rng)
+            q, v, a = from_mujoco(model, qpos, qvel, qacc)
+            back = from_mujoco(model, *to_mujoco(model, q, v, a))
+            for x, y in zip((q, v, a), back, strict=True):
+                np.testing.assert_allclose(y, x, atol=1e-14)
