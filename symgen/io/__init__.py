@@ -8,6 +8,7 @@ from symgen.errors import ModelError
 from symgen.io._xml import root_tag
 from symgen.io.builder import Locks
 from symgen.io.mjcf import read_mjcf
+from symgen.io.sdf import read_sdf
 from symgen.io.urdf import read_urdf
 from symgen.io.yaml_format import read_yaml
 from symgen.model import Model
@@ -32,7 +33,7 @@ def load(path: str | Path, floating_base: bool = False, lock: Locks | None = Non
         raise ModelError(f"{p}: no such model file")
     suffix = p.suffix.lower()
     if suffix == ".xml" or suffix == ".mjcf":
-        readers = {"mujoco": read_mjcf, "robot": read_urdf}
+        readers = {"mujoco": read_mjcf, "sdf": read_sdf, "robot": read_urdf}
         tag = root_tag(p)
         if tag not in readers:
             raise ModelError(f"{p}: an XML model file must have the root element <mujoco> "
@@ -40,6 +41,8 @@ def load(path: str | Path, floating_base: bool = False, lock: Locks | None = Non
         read = readers[tag]
     elif suffix == ".urdf":
         read = read_urdf
+    elif suffix == ".sdf":
+        read = read_sdf
     elif suffix in (".yaml", ".yml"):
         read = read_yaml
     else:
