@@ -470,3 +470,14 @@ def test_billion_laughs_in_element_text(tmp_path):
             "</model></sdf>")
     with pytest.raises(ModelError, match="malformed XML: "):
         read_sdf(write(tmp_path, text, name="m.sdf"))
+
+
+def test_symgen_load_reads_sdf_files(tmp_path):
+    from paths import EXAMPLES
+
+    from symgen.io import load
+
+    model = load(EXAMPLES / "four_bar.sdf")
+    assert [j.name for j in model.loop_joints] == ["coupler_rocker"]
+    xml = write(tmp_path, (EXAMPLES / "four_bar.sdf").read_text(), name="four_bar.xml")
+    assert load(xml).joint_names == model.joint_names
