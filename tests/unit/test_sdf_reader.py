@@ -8,9 +8,11 @@ import math
 import numpy as np
 import pytest
 from model_files import line_of, write
+from paths import EXAMPLES
 
 from symgen import reference as ref
 from symgen.errors import ModelError
+from symgen.io import load
 from symgen.io.sdf import read_sdf
 from symgen.io.sdf_frames import rpy_from_rotation
 from symgen.model import JointType
@@ -473,10 +475,6 @@ def test_billion_laughs_in_element_text(tmp_path):
 
 
 def test_symgen_load_reads_sdf_files(tmp_path):
-    from paths import EXAMPLES
-
-    from symgen.io import load
-
     model = load(EXAMPLES / "four_bar.sdf")
     assert [j.name for j in model.loop_joints] == ["coupler_rocker"]
     xml = write(tmp_path, (EXAMPLES / "four_bar.sdf").read_text(), name="four_bar.xml")
