@@ -45,6 +45,7 @@ EQ_CONNECT, EQ_WELD, EQ_JOINT, EQ_TENDON = 0, 1, 2, 3
 EQ_NAMES = {0: "connect", 1: "weld", 2: "joint", 3: "tendon", 4: "flex", 5: "flexvert"}
 OBJ_SITE = 6
 TRN_JOINT = 0
+WRAP_JOINT = 1
 #: Largest |coefficient| of a joint equality's quadratic and higher terms taken as zero.
 POLY_TOLERANCE = 1e-12
 
@@ -197,6 +198,7 @@ class _MjcfReader:
         self.file_joints: list[FileJoint] = []
         for b in range(1, mj.nbody):
             self.add_body(b)
+        self.check_tendons()
         self.add_sites()
         self.add_joint_forces()
         self.add_equalities()
@@ -362,6 +364,18 @@ class _MjcfReader:
         if friction:
             self.notes.append(f"friction loss ignored on {len(friction)} joint(s)")
 
+    def check_tendons(self) -> None:
+        """Tendon armature adds to M (MuJoCo: armature·JₜᵀJₜ): refused; tendon springs and
+        dampers are passive forces symgen's elements do not express: left out."""
+        mj = self.mj
+        for t in range(mj.ntendon):
+            name = mj.tendon(t).name or f"#{t + 1}"
+            if mj.tendon_armature[t]:
+                raise self.error(f"tendon {name!r}: tendon armature (it adds to the mass "
+                                 "matrix) is not supported", "fixed", mj.tendon(t).name)
+            if mj.tendon_stiffness[t] or mj.tendon_damping[t]:
+                self.left_out(f"stiffness and damping of tendon {name!r}")
+
     def left_out(self, what: str) -> None:
         """A passive force symgen's force elements cannot express: a warning and a note."""
         message = (f"{self.path}: {what} left out (symgen's joint springs and dampers act "
@@ -381,11 +395,14 @@ class _MjcfReader:
                 continue
             if kind == "joint":
                 self.joint_equality(e, label)
+            elif kind == "tendon":
+                self.tendon_equality(e, label)
             elif kind in ("connect", "weld"):
                 self.loop_equality(e, kind, label, given)
             else:
                 raise ModelError(f"{label}: <{kind}> equalities are not supported (symgen reads "
-                                 "connect, weld and joint)", self.equality_ref(e))
+                                 "connect, weld, joint and fixed-tendon ones)",
+                                 self.equality_ref(e))
 
     def equality_frames(self, e: int, kind: str) -> tuple[tuple[int, np.ndarray],
                                                            tuple[int, np.ndarray]]:
@@ -454,6 +471,48 @@ class _MjcfReader:
             return
         self.builder.coupling(joint, self.joint_of(j2), ratio=coefficients[1],
                               offset=coefficients[0], source=source)
+
+    def tendon_weights(self, t: int, label: str, e: int) -> dict[int, float]:
+        """Joint -> coefficient of fixed tendon ``t`` (length L = Σ coef·qpos)."""
+        mj = self.mj
+        weights: dict[int, float] = {}
+        for w in range(mj.tendon_adr[t], mj.tendon_adr[t] + mj.tendon_num[t]):
+            if int(mj.wrap_type[w]) != WRAP_JOINT:
+                raise ModelError(f"{label}: tendon {mj.tendon(t).name or t!r} is spatial; symgen "
+                                 "reads equalities of fixed tendons only", self.equality_ref(e))
+            j = int(mj.wrap_objid[w])
+            weights[j] = weights.get(j, 0.0) + float(mj.wrap_prm[w])
+        return weights
+
+    def tendon_equality(self, e: int, label: str) -> None:
+        """L1 − L1₀ = a₀ + a₁ (L2 − L2₀) of fixed tendons, L = Σ c_j q_j (MuJoCo's tendon
+        equality): a linear relation Σ w_j (q_j − q_j0) = a₀ among joints, i.e. a coupling
+        when it involves two joints (the later one in q follows the earlier one), a lock
+        when it involves one; more joints are refused."""
+        mj = self.mj
+        coefficients = [float(x) for x in mj.eq_data[e][:5]]
+        if any(abs(c) > POLY_TOLERANCE for c in coefficients[2:]):
+            raise ModelError(f"{label}: a tendon equality of degree > 1 (polycoef "
+                             f"{coefficients}) is not supported", self.equality_ref(e))
+        weights = self.tendon_weights(int(mj.eq_obj1id[e]), label, e)
+        if int(mj.eq_obj2id[e]) >= 0:
+            for j, c in self.tendon_weights(int(mj.eq_obj2id[e]), label, e).items():
+                weights[j] = weights.get(j, 0.0) - coefficients[1] * c
+        joints = sorted(j for j, w in weights.items() if abs(w) > POLY_TOLERANCE)
+        source = self.equality_ref(e)
+        if len(joints) == 1:
+            self.builder.lock(self.joint_of(joints[0]), coefficients[0] / weights[joints[0]],
+                              source=source)
+        elif len(joints) == 2:
+            master, follower = joints
+            self.builder.coupling(self.joint_of(follower), self.joint_of(master),
+                                  ratio=-weights[master] / weights[follower],
+                                  offset=coefficients[0] / weights[follower], source=source)
+        else:
+            names = ", ".join(self.joint_of(j) for j in joints)
+            raise ModelError(f"{label}: the tendons tie {len(joints)} joints ({names}) in one "
+                             "linear relation; symgen couples one joint to one master",
+                             source)
 
     # ------------------------------------------------------------------ metadata
     def finish(self, model: Model) -> Model:

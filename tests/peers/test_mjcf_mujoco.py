@@ -152,3 +152,62 @@ def test_state_maps_are_inverse(tmp_path):
             back = from_mujoco(model, *to_mujoco(model, q, v, a))
             for x, y in zip((q, v, a), back, strict=True):
                 np.testing.assert_allclose(y, x, atol=1e-14)
+
+
+TENDON_COUPLED = """<mujoco model="gripper">
+  <worldbody>
+    <body name="palm" pos="0 0 0.5">
+      <joint name="wrist" axis="0 1 0"/>
+      <geom type="box" size="0.05 0.05 0.02"/>
+      <body name="thumb" pos="0.05 0 -0.02"><joint name="thumb" axis="0 1 0" ref="5"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.08" size="0.01"/></body>
+      <body name="finger" pos="-0.05 0 -0.02"><joint name="finger" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.08" size="0.01"/></body>
+      <body name="pinky" pos="0 0.03 -0.02"><joint name="pinky" axis="1 0 0"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.05" size="0.01"/></body>
+    </body>
+  </worldbody>
+  <tendon>
+    <fixed name="coupling"><joint joint="thumb" coef="-0.5"/><joint joint="finger" coef="0.8"/>
+    </fixed>
+    <fixed name="hold"><joint joint="pinky" coef="2"/></fixed>
+  </tendon>
+  <equality>
+    <tendon tendon1="coupling" polycoef="0.05 1 0 0 0"/>
+    <tendon tendon1="hold" polycoef="0.3 1 0 0 0"/>
+    <joint joint1="finger" joint2="wrist" polycoef="0 0 0 0 0" active="false"/>
+  </equality>
+</mujoco>
+"""
+
+
+def test_coupled_states_satisfy_mujocos_equalities(tmp_path):
+    """States mapped by to_mujoco satisfy MuJoCo's own equality residuals: a fixed-tendon
+    equality L − L₀ = a₀ (a coupling of two joints, a lock of one) and a joint equality
+    (gripper_arm.xml's mirror), to 1e-14; seed 2."""
+    path = tmp_path / "gripper.xml"
+    path.write_text(TENDON_COUPLED)
+    model = symgen.load(path)
+    assert model.joint_names[:2] == ["wrist", "thumb"] and model.nv == 2
+    assert model.locked_joint_names == ["pinky"]
+    rng = np.random.default_rng(2)
+    for file in (path, EXAMPLES / "gripper_arm.xml"):
+        model = symgen.load(file)
+        mj = mujoco.MjModel.from_xml_path(str(file))
+        data = mujoco.MjData(mj)
+        for _ in range(3):
+            q = ref.random_configuration(model, rng)
+            data.qpos[:], _, _ = to_mujoco(model, q)
+            mujoco.mj_fwdPosition(mj, data)
+            for e in range(mj.neq):
+                if not mj.eq_active0[e]:
+                    continue
+                if mj.eq_type[e] == mujoco.mjtEq.mjEQ_TENDON:
+                    t = mj.eq_obj1id[e]
+                    residual = data.ten_length[t] - mj.tendon_length0[t] - mj.eq_data[e][0]
+                    assert abs(residual) < 1e-14
+                elif mj.eq_type[e] == mujoco.mjtEq.mjEQ_JOINT:
+                    i1, i2 = (mj.jnt_qposadr[mj.eq_obj1id[e]], mj.jnt_qposadr[mj.eq_obj2id[e]])
+                    a0, a1 = mj.eq_data[e][:2]
+                    x = data.qpos[i2] - mj.qpos0[i2]
+                    assert abs(data.qpos[i1] - mj.qpos0[i1] - a0 - a1 * x) < 1e-14

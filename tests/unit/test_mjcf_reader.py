@@ -120,9 +120,13 @@ def test_disabled_gravity_and_multi_dof_damping(tmp_path):
 @pytest.mark.parametrize(("body", "extra", "message"), [
     (ARM, "<equality><connect body1='upper' body2='nowhere' anchor='0 0 0'/></equality>",
      "nowhere"),
-    (ARM, """<tendon><fixed name="t"><joint joint="elbow" coef="1"/></fixed></tendon>
-<equality><tendon name="tie" tendon1="t"/></equality>""", "<tendon> equalities are not "
-     "supported"),
+    ("""<body name="leg"><joint name="a" axis="0 1 0"/><joint name="b" axis="1 0 0"/>
+<joint name="c" axis="0 0 1"/><geom type="sphere" size="0.1"/></body>""",
+     """<tendon><fixed name="t"><joint joint="a" coef="1"/><joint joint="b" coef="1"/>
+<joint joint="c" coef="1"/></fixed></tendon>
+<equality><tendon name="tie" tendon1="t"/></equality>""", "tie 3 joints \\(a, b, c\\)"),
+    (ARM, """<tendon><fixed name="t" armature="0.1"><joint joint="elbow" coef="1"/></fixed>
+</tendon>""", "tendon armature"),
     (ARM, "<equality><weld body1='upper' body2='lower'/>\n<joint joint1='elbow' "
      "joint2='shoulder' polycoef='0 1 1 0 0'/></equality>", "degree > 1"),
     ("""<body name="ghost"><joint axis="0 0 1"/></body>""", "",
