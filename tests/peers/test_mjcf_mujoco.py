@@ -211,3 +211,65 @@ def test_coupled_states_satisfy_mujocos_equalities(tmp_path):
                     a0, a1 = mj.eq_data[e][:2]
                     x = data.qpos[i2] - mj.qpos0[i2]
                     assert abs(data.qpos[i1] - mj.qpos0[i1] - a0 - a1 * x) < 1e-14
+
+
+SITE_LOOPS = """<mujoco model="site_loops">
+  <option gravity="0 0 -9.81"/>
+  <worldbody>
+    <body name="crank" pos="0 0 0.3">
+      <joint name="crank_joint" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0 0 0.1" size="0.01"/>
+      <body name="coupler" pos="0 0 0.1" euler="0 20 0">
+        <joint name="coupler_joint" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0.4 0 0.3" size="0.01"/>
+        <site name="coupler_end" pos="0.4 0 0.3" euler="10 0 0"/>
+      </body>
+    </body>
+    <body name="rocker" pos="0.5 0 0.3">
+      <joint name="rocker_joint" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0 0 0.4" size="0.01"/>
+      <site name="rocker_end" pos="0 0 0.4"/>
+    </body>
+    <body name="plate" pos="1 0 0">
+      <freejoint/>
+      <geom type="box" size="0.1 0.1 0.01"/>
+      <site name="plate_corner" pos="0.1 0.1 0" euler="0 0 30"/>
+    </body>
+    <site name="wall" pos="1.1 0.1 0" euler="0 0 30"/>
+  </worldbody>
+  <equality>
+    <connect site1="coupler_end" site2="rocker_end"/>
+    <weld site1="wall" site2="plate_corner"/>
+  </equality>
+</mujoco>
+"""
+
+
+def test_loops_satisfy_mujocos_connect_and_weld(tmp_path):
+    """At states assembled by symgen's loop closure (LoopClosure.assemble from the zero
+    configuration moved by 0.3 N(0, 1), seed 3) and mapped by to_mujoco, MuJoCo's own
+    equality residuals (efc_pos of every equality row) vanish, 1e-10 (the assembly's
+    tolerance is 1e-12 in m and rad): symgen's loop joints are MuJoCo's connect and weld,
+    between bodies and between sites."""
+    from symgen.loops import LoopClosure
+
+    path = tmp_path / "site_loops.xml"
+    path.write_text(SITE_LOOPS)
+    rng = np.random.default_rng(3)
+    for file in (path, EXAMPLES / "gripper_arm.xml", EXAMPLES / "four_bar_knee.xml"):
+        model = symgen.load(file)
+        mj = mujoco.MjModel.from_xml_path(str(file))
+        mj.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
+        data = mujoco.MjData(mj)
+        closure = LoopClosure(model)
+        zero = np.asarray(ref.neutral_configuration(model))
+        for _ in range(3):
+            step = 0.3 * rng.standard_normal(model.nv)
+            q = closure.assemble(ref.integrate(model, zero, step, 1.0))
+            data.qpos[:], _, _ = to_mujoco(model, q)
+            mujoco.mj_forward(mj, data)
+            rows = data.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY
+            assert rows.sum() == 3 * sum(
+                mj.eq_type == mujoco.mjtEq.mjEQ_CONNECT) + 6 * sum(
+                mj.eq_type == mujoco.mjtEq.mjEQ_WELD) + sum(mj.eq_type == mujoco.mjtEq.mjEQ_JOINT)
+            assert np.abs(data.efc_pos[rows]).max() < 1e-10, file
