@@ -167,3 +167,18 @@ def test_info_lists_what_was_read_and_left_out(tmp_path):
                  "ignored (no meaning for the kernels): 2 geoms", "force elements (1",
                  "the file declares its floating bases"):
         assert line in result.stdout, line
+
+
+def test_motors_are_the_actuated_joints_of_constrained_inverse_dynamics():
+    from paths import EXAMPLES
+
+    from symgen.loops import analyse_loops
+    from symgen.loops.actuation import actuation
+
+    model = symgen.load(EXAMPLES / "five_bar.xml")
+    assert [(m.joint, m.gear) for m in model.motors] == [("motor1", 10.0), ("motor2", 10.0)]
+    split = actuation(model, analyse_loops(model))
+    assert split.joints == ("motor1", "motor2") and split.source == "the model's motors"
+    # an explicit choice still wins
+    split = actuation(model, analyse_loops(model), ("motor1", "elbow1"))
+    assert split.joints == ("motor1", "elbow1") and split.source == "Options.actuated"
