@@ -187,6 +187,10 @@ class _MjcfReader:
             self.notes.append("gravity is disabled (<flag gravity=\"disable\"/>): zero gravity")
         if mj.opt.density or mj.opt.viscosity:
             self.notes.append("fluid forces (density, viscosity) ignored")
+        compensated = int(np.count_nonzero(mj.body_gravcomp))
+        if compensated:
+            self.notes.append(f"gravity compensation (gravcomp) of {compensated} body(ies) "
+                              "ignored: the kernels' gravity forces are uncompensated")
         if mj.nbody < 2:
             raise self.error("MuJoCo compiled no body: the file has no <worldbody> with "
                              "bodies (is it a fragment meant for <include>?)")
