@@ -97,7 +97,8 @@ def _mujoco_error(path: Path, text: str) -> ModelError:
     message = "; ".join(p.rstrip(".") for p in parts
                         if not p.startswith(("Element", "Object")) or "name '" in p)
     message = re.sub(r",?\s*line \d+(, column \d+)?", "", message).strip(" ;,") or text
-    message = message.replace("Element name '', id", "element #").replace("Element name", "element")
+    message = re.sub(r"Element name '', id (\d+)", r"element #\1", message)
+    message = re.sub(r"\s+", " ", message.replace("Element name", "element"))
     return ModelError(f"MuJoCo cannot compile the file: {message}",
                       SourceRef(str(path), int(line_match.group(1)) if line_match else None))
 
