@@ -95,9 +95,10 @@ def _mujoco_error(path: Path, text: str) -> ModelError:
     parts = [p.strip() for p in text.replace("Error:", "").splitlines() if p.strip()]
     line_match = re.search(r"line (\d+)", text)
     message = "; ".join(p.rstrip(".") for p in parts
-                        if not p.startswith(("Element", "Object")) or "name '" in p)
+                        if not p.startswith(("Element", "Object")) or "'" in p)
     message = re.sub(r",?\s*line \d+(, column \d+)?", "", message).strip(" ;,") or text
     message = re.sub(r"Element name '', id (\d+)", r"element #\1", message)
+    message = re.sub(r"Element '([^']*)'", r"element <\1>", message)
     message = re.sub(r"\s+", " ", message.replace("Element name", "element"))
     return ModelError(f"MuJoCo cannot compile the file: {message}",
                       SourceRef(str(path), int(line_match.group(1)) if line_match else None))
