@@ -16,6 +16,13 @@ import numpy as np
 import pinocchio as pin
 
 from symgen.model import JointType, Model
+from symgen.peers.pinocchio_mjcf import (
+    DIFFERS,
+    is_mjcf,
+    mjcf_reading_difference,
+    pin_joint_parts,
+    pin_model_from_mjcf,
+)
 
 #: Row order turning Pinocchio's [linear; angular] 6-vectors into symgen's [angular; linear].
 SWAP = np.array([3, 4, 5, 0, 1, 2])
@@ -202,30 +209,55 @@ def pin_model_from_urdf(model: Model) -> pin.Model:
     return pm
 
 
+def pin_bridge_from_mjcf(model: Model) -> tuple[Bridge, list[str]]:
+    """A :class:`Bridge` to Pinocchio's own reading of the MJCF file ``model`` was loaded
+    from (:func:`symgen.peers.pinocchio_mjcf.pin_model_from_mjcf`), checked against symgen's
+    reading of MuJoCo's compiled model (:func:`~symgen.peers.pinocchio_mjcf.
+    mjcf_reading_difference`), and what was adopted from MuJoCo. Raises ValueError (one
+    line) when it cannot stand for ``model``; when the readings differ the message starts
+    with :data:`DIFFERS`."""
+    pm, zeros, adopted = pin_model_from_mjcf(model)
+    try:
+        bridge = Bridge(model, pm, zeros)
+    except ValueError as exc:
+        raise ValueError(f"{DIFFERS}: {exc}") from None
+    difference = mjcf_reading_difference(bridge)
+    if difference is not None:
+        raise ValueError(f"{DIFFERS}: {difference}")
+    return bridge, adopted
+
+
 def pinocchio_counterpart(model: Model, from_source: bool = True) -> tuple[Bridge, str]:
     """A :class:`Bridge` to the Pinocchio model to compare ``model`` with, and one line
-    saying which it is: Pinocchio's reading of the source URDF (:func:`pin_model_from_urdf`)
-    when ``from_source`` and possible, else :func:`pin_model_from_symgen` (with the reason).
-    Errors of the second construction propagate."""
+    saying which it is: Pinocchio's reading of the source file (a URDF,
+    :func:`pin_model_from_urdf`; an MJCF file where Pinocchio reads it as MuJoCo does,
+    :func:`pin_bridge_from_mjcf`) when ``from_source`` and possible, else
+    :func:`pin_model_from_symgen` (with the reason). Errors of the second construction
+    propagate."""
+    kind = "MJCF" if is_mjcf(model) else "URDF"
     reason = "not asked for"
     if from_source:
         try:
-            bridge = Bridge(model, pin_model_from_urdf(model))
+            bridge, adopted = pin_bridge_from_mjcf(model) if kind == "MJCF" else \
+                (Bridge(model, pin_model_from_urdf(model)), [])
         except Exception as exc:  # noqa: BLE001 - any failure means: use the fallback
-            reason = _one_line(exc)
+            reason = _one_line(exc, 400)
         else:
             assert model.source is not None
-            how = "pinocchio.buildModelFromUrdf"
+            how = f"pinocchio.buildModelFrom{'Urdf' if kind == 'URDF' else kind}"
             if model.locks:
                 how += " + buildReducedModel"
+            how = "; ".join([how, *adopted])
             return bridge, f"Pinocchio's own reading of {Path(model.source.file).name} ({how})"
     bridge = Bridge(model, pin_model_from_symgen(model))
-    return bridge, f"built from symgen's model (Pinocchio's URDF reading not used: {reason})"
+    if not reason.startswith(DIFFERS):
+        reason = f"Pinocchio's {kind} reading not used: {reason}"
+    return bridge, f"built from symgen's model ({reason})"
 
 
-def _one_line(exc: BaseException) -> str:
+def _one_line(exc: BaseException, limit: int = 200) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= 200 else text[:197] + "..."
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 class Bridge:
@@ -235,18 +267,25 @@ class Bridge:
     a and τ. Continuous joints with Pinocchio nq = 2 store (cos θ, sin θ).
     """
 
-    def __init__(self, model: Model, pin_model: pin.Model) -> None:
+    def __init__(self, model: Model, pin_model: pin.Model,
+                 zeros: Mapping[str, float] | None = None) -> None:
         self.model = model
         self.pin_model = pin_model
         self.data = pin_model.createData()
+        #: Pinocchio's value of each 1-DOF joint's coordinate where symgen's is zero (its
+        #: MJCF reading measures a hinge from the file's zero, symgen from ``ref``)
+        self.zeros = dict(zeros or {})
         if pin_model.nv != model.nv:
             raise ValueError(f"nv differs: symgen {model.nv}, pinocchio {pin_model.nv}")
+        parts = self.parts = pin_joint_parts(model, pin_model)
+        #: whether some Pinocchio joint stands for several of symgen's (a composite joint)
+        self.composite = any(name != pin_model.names[jid] for name, (jid, _) in parts.items())
         self.perm = np.full(model.nv, -1)
         self.joints: list[tuple] = []  # (symgen joint, q slice, pin idx_q, nq)
         for joint in model.independent_joints:  # coupled joints: Pinocchio's mimic joints
-            if not pin_model.existJointName(joint.name):
+            if joint.name not in parts:
                 raise ValueError(f"pinocchio model has no joint {joint.name!r}")
-            pj = pin_model.joints[pin_model.getJointId(joint.name)]
+            pj = parts[joint.name][1]
             if pj.nv != joint.nv:
                 raise ValueError(f"joint {joint.name!r}: nv {joint.nv} vs pinocchio {pj.nv}")
             if pj.nq != joint.nq and not (pj.nq == 2 and joint.nq == 1):
@@ -257,7 +296,13 @@ class Bridge:
                 local = np.concatenate([local[3:], local[:3]])
             self.perm[pj.idx_v : pj.idx_v + pj.nv] = local
             self.joints.append((joint, model.q_slices[joint.name], pj.idx_q, pj.nq))
-        assert sorted(self.perm) == list(range(model.nv))
+        if sorted(self.perm) != list(range(model.nv)):
+            raise ValueError("pinocchio's joints do not cover symgen's coordinates")
+
+    def joint_id(self, name: str) -> int:
+        """The Pinocchio joint moving symgen's joint ``name`` (a composite joint's id for
+        each of its parts)."""
+        return self.parts[name][0]
 
     # ----------------------------------------------------------------- vectors
     def q_to_pin(self, q: np.ndarray) -> np.ndarray:
@@ -265,6 +310,8 @@ class Bridge:
         for joint, qs, iq, nq in self.joints:
             if nq == 2 and joint.nq == 1:
                 out[iq : iq + 2] = np.cos(q[qs][0]), np.sin(q[qs][0])
+            elif joint.name in self.zeros:
+                out[iq] = q[qs][0] + self.zeros[joint.name]
             else:
                 out[iq : iq + nq] = q[qs]
         return out
@@ -274,6 +321,8 @@ class Bridge:
         for joint, qs, iq, nq in self.joints:
             if nq == 2 and joint.nq == 1:
                 out[qs] = np.arctan2(qp[iq + 1], qp[iq])
+            elif joint.name in self.zeros:
+                out[qs] = qp[iq] - self.zeros[joint.name]
             else:
                 out[qs] = qp[iq : iq + nq]
         return out
@@ -298,6 +347,9 @@ class Bridge:
         of a block are in the same order in both."""
         out = np.zeros((self.model.nv, 10 * self.model.nbodies))
         rows = self.v_from_pin_rows(yp)
+        if self.composite:
+            raise ValueError("a Pinocchio composite joint carries one body where symgen has "
+                             "a chain: the regressors' columns differ")
         for i, joint in enumerate(self.model.joints):
             jid = self.pin_model.getJointId(joint.name)
             out[:, 10 * i:10 * i + 10] = rows[:, 10 * (jid - 1):10 * jid]
@@ -321,6 +373,9 @@ class Bridge:
 
     def forces_to_pin(self, f_ext: Mapping[str, np.ndarray]) -> list[pin.Force]:
         """Per-body [moment; force] (body frame) as Pinocchio's per-joint local forces."""
+        if self.composite:
+            raise ValueError("a Pinocchio composite joint has no bodies between its parts: "
+                             "no counterpart of external forces on symgen's chain bodies")
         out = [pin.Force.Zero() for _ in range(self.pin_model.njoints)]
         for name, f in f_ext.items():
             joint = self.model.joints[self.model.body_index(name)]
@@ -396,6 +451,7 @@ __all__ = [
     "pin_inertia",
     "pin_joint_model",
     "pin_model_from_symgen",
+    "pin_bridge_from_mjcf",
     "pin_model_from_urdf",
     "pinocchio_counterpart",
     "plane_directions",

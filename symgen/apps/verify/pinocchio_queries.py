@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from symgen.model import JointType, Model
+from symgen.model import JointType
 
 if TYPE_CHECKING:
     from symgen.peers.pinocchio import Bridge
@@ -72,17 +72,21 @@ def _mass_matrix_inverse(p: PinocchioQuery) -> dict[str, np.ndarray]:
     return {"Minv": p.bridge.matrix_from_pin(p.bridge.mass_matrix_inverse(p.q))}
 
 
-def _derivatives_apply(model: Model) -> bool:
-    """Whether Pinocchio's analytical derivatives are a peer for ``model``: not with mimic
-    joints (rejected), nor with universal joints, where Pinocchio 4.1's
-    computeRNEADerivatives disagrees with central differences of its own rnea by up to
-    7e-2 (random tree 19 of the tests, columns of the universal joint), while symgen's
-    agree with them (tests/kernels/test_derivatives.py)."""
-    return not model.coupled and all(j.type is not JointType.UNIVERSAL for j in model.joints)
+def _derivatives_apply(bridge: Bridge) -> bool:
+    """Whether Pinocchio's analytical derivatives are a peer for the bridge's model: not with
+    mimic joints (rejected), nor with composite joints (symgen's universal joints, the
+    multi-joint bodies of Pinocchio's MJCF reading), where Pinocchio 4.1's
+    computeRNEADerivatives disagrees with central differences of its own rnea (by up to 7e-2
+    on random tree 19 of the tests, columns of the universal joint; by 2.5 on
+    tests/data/mjcf/arm.xml, 3 random states), while symgen's agree with them
+    (tests/kernels/test_derivatives.py)."""
+    model = bridge.model
+    return not model.coupled and not bridge.composite and all(
+        j.type is not JointType.UNIVERSAL for j in model.joints)
 
 
 def _id_derivatives(p: PinocchioQuery) -> dict[str, np.ndarray] | None:
-    if not _derivatives_apply(p.bridge.model):
+    if not _derivatives_apply(p.bridge):
         return None
     out = _with_forces(p.pin.computeRNEADerivatives, p, p.q, p.vector("v"), p.vector("a"))
     return {"dtau_dq": p.bridge.matrix_from_pin(np.asarray(out[0])),
@@ -90,7 +94,7 @@ def _id_derivatives(p: PinocchioQuery) -> dict[str, np.ndarray] | None:
 
 
 def _fd_derivatives(p: PinocchioQuery) -> dict[str, np.ndarray] | None:
-    if not _derivatives_apply(p.bridge.model):
+    if not _derivatives_apply(p.bridge):
         return None
     out = _with_forces(p.pin.computeABADerivatives, p, p.q, p.vector("v"), p.vector("tau"))
     return {"dqdd_dq": p.bridge.matrix_from_pin(np.asarray(out[0])),
@@ -99,8 +103,9 @@ def _fd_derivatives(p: PinocchioQuery) -> dict[str, np.ndarray] | None:
 
 
 def _regressor(p: PinocchioQuery) -> dict[str, np.ndarray] | None:
-    if p.external_forces or p.bridge.model.coupled:
-        return None  # Pinocchio's regressor has no external forces; mimic joints differ
+    if p.external_forces or p.bridge.model.coupled or p.bridge.composite:
+        return None  # Pinocchio's regressor has no external forces; mimic joints differ; a
+        # composite joint (MJCF reading) has one body where symgen has a chain
     y = np.asarray(p.pin.computeJointTorqueRegressor(p.model, p.data, p.q, p.vector("v"),
                                                      p.vector("a")))
     return {"Y": p.bridge.regressor_from_pin(y)}
