@@ -7,24 +7,27 @@ Supported subset (docs/model-format.md, "SDF"; specification: sdformat.org/spec,
 non-static ``<model>``; ``<link>`` with ``<pose>`` and ``<inertial>``; ``<frame>``;
 ``<joint>`` of type revolute, continuous, prismatic, ball, fixed, universal or screw with
 ``<pose>``, ``<parent>``, ``<child>``, ``<axis>``/``<axis2>`` (``<xyz expressed_in>``,
-``<limit>``, ``<mimic>``) and the screw's pitch. Poses are resolved by
-:mod:`symgen.io.sdf_frames`. Joints that close a kinematic loop become loop joints. Visual,
-collision, sensor, plugin and simulator elements are ignored. Validation is left to
-:meth:`ModelBuilder.build`; every element carries its file:line so errors cite it.
+``<limit>``, ``<mimic>``, ``<dynamics>``: :mod:`symgen.io.sdf_joints`) and the screw's
+pitch. Poses are resolved by :mod:`symgen.io.sdf_frames`. A body's frame is its joint's;
+a link whose joint is away from its origin is the body ``{link}__{joint}`` and keeps its
+name as a frame at the link origin. Joints that close a kinematic loop become loop joints.
+Visual, collision, sensor, plugin and simulator elements are ignored; what else is left out
+is listed in ``model.notes``. Validation is left to :meth:`ModelBuilder.build`; every
+element carries its file:line so errors cite it.
 """
 
 from __future__ import annotations
 
-import math
+import dataclasses
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
 
 from symgen.errors import ModelError, SourceRef
 from symgen.io._xml import Node, parse_xml
 from symgen.io.builder import Locks, ModelBuilder
-from symgen.io.sdf_frames import MODEL_FRAME, FrameEntry, FrameGraph, SdfValues, xyz_rpy
-from symgen.model import Limits, Model
+from symgen.io.sdf_frames import MODEL_FRAME, FrameEntry, FrameGraph, xyz_rpy
+from symgen.io.sdf_joints import ONE_DOF, SdfJoint, SdfJoints
+from symgen.model import Model
 from symgen.model.scalars import Mat3, Vec3
 from symgen.model.transform import Transform, mat_mul, mat_vec, transpose
 
@@ -67,22 +70,9 @@ def read_sdf(path: str | Path, floating_base: bool = False, lock: Locks | None =
         raise ModelError("the model is nested too deeply to read", SourceRef(str(path))) from None
 
 
-@dataclass
-class _Joint:
-    node: Node
-    name: str
-    where: str
-    type: str
-    parent: str  # the link (or "world") after resolving frames
-    child: str
-    frame: FrameEntry
-    loop: bool = False
-
-
-class _SdfReader(SdfValues):
+class _SdfReader(SdfJoints):
     def __init__(self, path: Path) -> None:
         super().__init__(path)
-        self.legacy = False  # SDFormat 1.6: no relative_to, no <frame>, no expressed_in
         self.version_text = ""
         self.model_name = ""
 
@@ -243,93 +233,6 @@ class _SdfReader(SdfValues):
             values = {k: self.number(inertia, k, v, where) for k, v in DEFAULT_INERTIA.items()}
         return mass, self.pose(pose_node, f"{where}: <inertial>"), _tensor(values)
 
-    def limits(self, axis: Node | None, continuous: bool, where: str) -> Limits | None:
-        """``<axis><limit>``: infinite bounds and negative effort or velocity (SDFormat's
-        "not enforced") are no limit; a continuous joint keeps no position limits."""
-        node = None if axis is None else axis.find("limit")
-        if node is None:
-            return None
-
-        def value(tag: str, sign: bool) -> float | None:
-            element = node.find(tag)
-            if element is None:
-                return None
-            x = self.numbers(element, 1, f"{where}: <limit>", finite=False)[0]
-            if math.isnan(x) or math.isinf(x) or (sign and x < 0):
-                return None
-            return x
-
-        return Limits(
-            lower=None if continuous else value("lower", False),
-            upper=None if continuous else value("upper", False),
-            velocity=value("velocity", True),
-            effort=value("effort", True),
-        )
-
-    def axis(self, graph: FrameGraph, joint: _Joint, tag: str) -> Vec3:
-        """``<axis><xyz>`` (or ``<axis2>``) in the joint frame (default ``0 0 1``)."""
-        node = joint.node.find(tag)
-        xyz = None if node is None else node.find("xyz")
-        if node is None or xyz is None:
-            return (0.0, 0.0, 1.0)
-        where = f"{joint.where}: <{tag}>"
-        vector: Vec3 = self.numbers(xyz, 3, where)  # type: ignore[assignment]
-        frame = graph.in_model(joint.frame, joint.where).rotation
-        parent_model = node.find("use_parent_model_frame")
-        if parent_model is not None and not self.legacy:
-            raise self.error(f"{where}: <use_parent_model_frame> was removed in SDFormat 1.7; "
-                             f"write <xyz expressed_in=\"__model__\">", parent_model)
-        if parent_model is not None and self.boolean(parent_model.text, parent_model, where):
-            return mat_vec(transpose(frame), vector)
-        if "expressed_in" in xyz.attrs:
-            if self.legacy:
-                raise self.error(f"{where}: expressed_in needs SDFormat 1.7 or later", xyz)
-            name = xyz.attrs["expressed_in"].strip()
-            if name:
-                entry = graph.lookup(name, xyz, where, "expressed_in")
-                basis = graph.in_model(entry, where).rotation
-                return mat_vec(transpose(frame), mat_vec(basis, vector))
-        return vector
-
-    def pitch(self, joint: _Joint) -> float:
-        """symgen's pitch (m/rad, positive: right-handed) of a screw joint: from
-        ``<screw_thread_pitch>`` p (m/rev, right-handed positive, SDFormat 1.10), p / 2π;
-        else from the deprecated ``<thread_pitch>`` t (rad/m, left-handed positive, as
-        gazebo-classic reads it), -1 / t; else the spec's default p = 1 m/rev."""
-        node = joint.node.find("screw_thread_pitch")
-        if node is not None:
-            return self.numbers(node, 1, joint.where)[0] / (2 * math.pi)
-        node = joint.node.find("thread_pitch")
-        if node is not None:
-            t = self.numbers(node, 1, joint.where)[0]
-            if t == 0:
-                raise self.error(f"{joint.where}: <thread_pitch> 0 (radians per metre) has no "
-                                 f"finite lead", node)
-            return -1.0 / t
-        return 1.0 / (2 * math.pi)
-
-    def mimic(self, builder: ModelBuilder, joint: _Joint) -> None:
-        """``<axis><mimic joint axis>`` (SDFormat 1.11): follower = multiplier (leader -
-        reference) + offset, a coupling of ratio multiplier and offset offset - multiplier
-        reference."""
-        for tag in ("axis", "axis2"):
-            axis = joint.node.find(tag)
-            node = None if axis is None else axis.find("mimic")
-            if node is None:
-                continue
-            where = f"{joint.where}: <mimic>"
-            if tag == "axis2" or node.attrs.get("axis", "axis").strip() != "axis":
-                raise self.error(f"{where}: symgen couples 1-DOF joints only (no <axis2> "
-                                 f"leader or follower)", node)
-            leader = node.attrs.get("joint", "").strip()
-            if not leader:
-                raise self.error(f"{where}: no 'joint' attribute", node)
-            multiplier = self.number(node, "multiplier", 1.0, where)
-            offset = self.number(node, "offset", 0.0, where)
-            reference = self.number(node, "reference", 0.0, where)
-            builder.coupling(joint.name, leader, ratio=multiplier,
-                             offset=offset - multiplier * reference, source=self.ref(node))
-
     def check_link(self, node: Node, where: str) -> None:
         if not self.flag(node, "gravity", True, where):
             raise self.error(f"{where}: <gravity>false</gravity> (a link gravity ignores) is "
@@ -363,14 +266,7 @@ class _SdfReader(SdfValues):
         joints = [self.joint(graph, node) for node in model.findall("joint")]
         root_name, root_link = self.spanning_tree(model, links, names, joints, floating_base)
 
-        # Body frames in the model frame: a link's inboard tree joint frame, the root link's
-        # own frame, the world at the model's pose.
-        body: dict[str, Transform] = {WORLD: model_pose.inverse()}
-        for name in names:
-            body[name] = graph.in_model(graph.entries[name], f"link {name!r}")
-        for j in joints:
-            if not j.loop:
-                body[j.child] = graph.in_model(j.frame, j.where)
+        body, carrier = self.body_frames(graph, names, frames, joints, model_pose)
         root_frame = body[root_name] if root_name != WORLD else body[WORLD]
         to_root = model_pose.compose(root_frame).rotation  # world axes -> root axes
         gravity = mat_vec(transpose(to_root), gravity)
@@ -385,25 +281,67 @@ class _SdfReader(SdfValues):
             mass, pose, tensor = self.inertial(node, where)
             in_body = body[name].inverse().compose(graph.entries[name].in_model).compose(pose)
             r = in_body.rotation
-            builder.body(name, mass=mass, com=in_body.translation,
+            builder.body(carrier[name], mass=mass, com=in_body.translation,
                          inertia=mat_mul(mat_mul(r, tensor), transpose(r)), source=self.ref(node))
         if floating_base:
             builder.joint(ROOT_JOINT, "free", parent=WORLD, child=root_link,
                           source=self.ref(links[names.index(root_link)]))
         for j in joints:
-            self.emit_joint(builder, graph, body, j)
+            self.emit_joint(builder, graph, body, carrier, j)
+        for node, name in zip(links, names, strict=True):
+            if carrier[name] != name:  # the link's own frame, on the body at its joint
+                link_pose = graph.in_model(graph.entries[name], f"link {name!r}")
+                xyz, rpy = xyz_rpy(body[name].inverse().compose(link_pose))
+                builder.frame(name, carrier[name], xyz=xyz, rpy=rpy, source=self.ref(node))
         for node in frames:
             name = node.attrs["name"]
             entry = graph.entries[name]
             link = graph.link_of(entry, f"frame {name!r}")
             pose = graph.in_model(entry, f"frame {name!r}")
             xyz, rpy = xyz_rpy(body[link].inverse().compose(pose))
-            builder.frame(name, link, xyz=xyz, rpy=rpy, source=self.ref(node))
+            builder.frame(name, carrier[link], xyz=xyz, rpy=rpy, source=self.ref(node))
         for jname, value in (lock or {}).items():
             builder.lock(jname, value)
-        return builder.build()
+        self.friction_note()
+        renamed = [b for n, b in carrier.items() if b != n]
+        if renamed:
+            self.notes.append(f"bodies at joints away from their link's origin: "
+                              f"{', '.join(map(repr, renamed))} (named link__joint; the "
+                              f"link's name is a frame at the link origin)")
+        model = builder.build()
+        return dataclasses.replace(model, notes=tuple(self.notes)) if self.notes else model
 
-    def joint(self, graph: FrameGraph, node: Node) -> _Joint:
+    def body_frames(self, graph: FrameGraph, names: list[str], frames: list[Node],
+                    joints: list[SdfJoint], model_pose: Transform
+                    ) -> tuple[dict[str, Transform], dict[str, str]]:
+        """Body frames in the model frame, and the symgen body carrying each link.
+
+        A link's body frame is its inboard tree joint's frame, named after the link when
+        that frame is the link frame (to 1e-12), else ``{link}__{joint}`` (the link's name
+        then becomes a frame at the link origin, as the MJCF reader does); the link frame
+        for a fixed joint, whose frame does not matter; the root link's own frame; the world
+        at the model's pose."""
+        body: dict[str, Transform] = {WORLD: model_pose.inverse()}
+        carrier = {WORLD: WORLD}
+        for name in names:
+            body[name] = graph.in_model(graph.entries[name], f"link {name!r}")
+            carrier[name] = name
+        used = {WORLD, *names, *(node.attrs["name"] for node in frames)}
+        for j in joints:
+            frame = graph.in_model(j.frame, j.where)
+            if j.loop or j.type == "fixed" or _same_frame(body[j.child], frame):
+                continue
+            body[j.child] = frame
+            wanted = name = f"{j.child}__{j.name}"
+            k = 1
+            while name in used:
+                k += 1
+                name = f"{wanted}_{k}"
+            used.add(name)
+            carrier[j.child] = name
+        return body, carrier
+
+    def joint(self, graph: FrameGraph, node: Node) -> SdfJoint:
         name = node.attrs["name"]
         where = f"joint {name!r}"
         jtype = node.attrs.get("type", "").strip()
@@ -422,10 +360,10 @@ class _SdfReader(SdfValues):
         physics = node.find("physics")
         simbody = None if physics is None else physics.find("simbody")
         loop = simbody is not None and self.flag(simbody, "must_be_loop_joint", False, where)
-        return _Joint(node, name, where, jtype, parent, child, graph.joints[name], loop)
+        return SdfJoint(node, name, where, jtype, parent, child, graph.joints[name], loop)
 
     def spanning_tree(self, model: Node, links: list[Node], names: list[str],
-                      joints: list[_Joint], floating_base: bool) -> tuple[str, str]:
+                      joints: list[SdfJoint], floating_base: bool) -> tuple[str, str]:
         """Mark loop joints; return the root (``world`` or a link) and the root link.
 
         Breadth-first from the root, each link's joints in file order: the first joint that
@@ -455,7 +393,7 @@ class _SdfReader(SdfValues):
                              f"no joint's child): {listed}; SDFormat lets them float, symgen "
                              f"needs one tree", model)
         start = WORLD if to_world else root_link
-        outgoing: dict[str, list[_Joint]] = {}
+        outgoing: dict[str, list[SdfJoint]] = {}
         for j in joints:
             if not j.loop:
                 outgoing.setdefault(j.parent, []).append(j)
@@ -475,28 +413,37 @@ class _SdfReader(SdfValues):
         return root, root_link
 
     def emit_joint(self, builder: ModelBuilder, graph: FrameGraph,
-                   body: dict[str, Transform], j: _Joint) -> None:
+                   body: dict[str, Transform], carrier: dict[str, str], j: SdfJoint) -> None:
         kind = SDF_JOINT_TYPES[j.type]
         frame = graph.in_model(j.frame, j.where)
-        placement = body[j.parent].inverse().compose(frame)
         axis = self.axis(graph, j, "axis") if kind not in ("spherical", "fixed") else (0, 0, 1)
         axis2 = self.axis(graph, j, "axis2") if kind == "universal" else (0.0, 1.0, 0.0)
         pitch = self.pitch(j) if kind == "helical" else 0.0
+        parent, child = carrier[j.parent], carrier[j.child]
         if j.loop:
-            xyz, rpy = xyz_rpy(placement)
+            xyz, rpy = xyz_rpy(body[j.parent].inverse().compose(frame))
             child_xyz, child_rpy = xyz_rpy(body[j.child].inverse().compose(frame))
-            builder.loop_joint(j.name, kind, parent=j.parent, child=j.child, xyz=xyz, rpy=rpy,
+            builder.loop_joint(j.name, kind, parent=parent, child=child, xyz=xyz, rpy=rpy,
                                child_xyz=child_xyz, child_rpy=child_rpy, axis=axis,
                                axis2=axis2, pitch=pitch, cut="declared", source=self.ref(j.node))
         else:
-            one_dof = kind in ("revolute", "continuous", "prismatic", "helical")
             limits = self.limits(j.node.find("axis"), kind == "continuous", j.where)
-            limits = limits if one_dof else None
-            builder.joint(j.name, kind, parent=j.parent, child=j.child, placement=placement,
-                          axis=axis, axis2=axis2, pitch=pitch, limits=limits,
-                          source=self.ref(j.node))
+            builder.joint(j.name, kind, parent=parent, child=child,
+                          placement=body[j.parent].inverse().compose(body[j.child]),
+                          axis=axis, axis2=axis2, pitch=pitch,
+                          limits=limits if kind in ONE_DOF else None, source=self.ref(j.node))
         if kind != "fixed":
             self.mimic(builder, j)
+        self.dynamics(builder, j, kind)
+
+
+def _same_frame(a: Transform, b: Transform) -> bool:
+    """Whether ``b`` is ``a`` to 1e-12 (rotation entries; translation relative to the
+    larger distance from the model origin, at least 1 m)."""
+    rel = a.inverse().compose(b)
+    scale = max(1.0, *(abs(float(x)) for x in (*a.translation, *b.translation)))
+    turned = max(abs(float(rel.rotation[r][c]) - (r == c)) for r in range(3) for c in range(3))
+    return turned <= 1e-12 and max(abs(float(x)) for x in rel.translation) <= 1e-12 * scale
 
 
 def _tensor(i: dict[str, float]) -> Mat3:

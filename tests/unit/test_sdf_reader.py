@@ -52,7 +52,7 @@ def joint(name, jtype, parent, child, inner=""):
 
 
 # ---------------------------------------------------------------------- links and poses
-def test_body_frame_is_the_joint_frame_and_the_inertial_follows(tmp_path):
+def test_body_frame_is_the_joint_frame_and_the_link_frame_keeps_its_name(tmp_path):
     a, b, c = 0.1, 0.2, 0.25
     path = sdf(tmp_path, f"""
         <link name="base"/>
@@ -73,6 +73,10 @@ def test_body_frame_is_the_joint_frame_and_the_inertial_follows(tmp_path):
     model = read_sdf(path)
     assert model.name == "m" and model.root == "base"
     (body,) = model.bodies
+    # the joint is 0.5 below the link origin: the body (at the joint) is "arm__j", "arm" is
+    # the link frame on it (MJCF's rule)
+    assert body.name == "arm__j" and model.frame("arm").body == "arm__j"
+    assert any("'arm__j'" in note for note in model.notes)
     assert body.mass == 2.0
     np.testing.assert_allclose(np.array(body.com, float), [0.1, 0, 0.5], atol=1e-15)
     np.testing.assert_allclose(np.array(body.inertia, float), np.diag([b, a, c]), atol=1e-15)
@@ -82,9 +86,15 @@ def test_body_frame_is_the_joint_frame_and_the_inertial_follows(tmp_path):
     assert body.source.line == line_of(path, '<link name="arm"')
     assert j.source.line == line_of(path, '<joint name="j"')
     # the body frame (at the joint) turns about y at the joint's height
-    pose = fk(model, [0.3], "arm")
+    pose = fk(model, [0.3], "arm__j")
     np.testing.assert_allclose(pose[:3, :3], rot((0, 1, 0), 0.3), atol=1e-15)
     np.testing.assert_allclose(pose[:3, 3], [0, 0, 0.5], atol=1e-15)
+    # the link frame, 0.5 above the joint, swings with it
+    pose = fk(model, [0.3], "arm")
+    np.testing.assert_allclose(pose[:3, :3], rot((0, 1, 0), 0.3), atol=1e-15)
+    np.testing.assert_allclose(pose[:3, 3], [0.5 * math.sin(0.3), 0, 0.5 + 0.5 * math.cos(0.3)],
+                               atol=1e-15)
+    assert model.frame("arm").source.line == body.source.line
 
 
 def test_a_link_without_inertial_has_the_spec_defaults(tmp_path):
@@ -116,9 +126,13 @@ def test_relative_to_links_joints_frames_and_the_model(tmp_path):
     """)
     model = read_sdf(path)
     w = ref.forward_kinematics(model, np.zeros(model.nq))
-    # a: 1 along the shelf's x, i.e. at (1, 1, 0); its joint frame is at (0, 0, 2)
-    np.testing.assert_allclose(w["a"][:3, 3], [0, 0, 2], atol=1e-15)
-    np.testing.assert_allclose(w["a"][:3, :3], np.eye(3), atol=1e-15)
+    # a: 1 along the shelf's x, i.e. at (1, 1, 0), turned as the shelf; its joint frame,
+    # the body "a__ja", is at (0, 0, 2)
+    np.testing.assert_allclose(w["a"][:3, 3], [1, 1, 0], atol=1e-15)
+    np.testing.assert_allclose(w["a"][:3, :3], rot((0, 0, 1), HALF_PI), atol=1e-15)
+    np.testing.assert_allclose(w["a__ja"][:3, 3], [0, 0, 2], atol=1e-15)
+    np.testing.assert_allclose(w["a__ja"][:3, :3], np.eye(3), atol=1e-15)
+    assert model.body_names == ["a__ja", "b"]
     # b: 1 above joint ja's frame; its joint frame is b's own frame (the default)
     np.testing.assert_allclose(w["b"][:3, 3], [0, 0, 3], atol=1e-15)
     np.testing.assert_allclose(w["shelf"][:3, 3], [1, 0, 0], atol=1e-15)
