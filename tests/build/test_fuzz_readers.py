@@ -13,6 +13,7 @@ prints the input.
 The suite runs ``FAST_EXAMPLES`` examples per format, derandomised (reproducible in CI).
 ``SYMGEN_FUZZ_EXAMPLES=N pytest -m slow tests/build/test_fuzz_readers.py -s`` runs N
 examples per format with a fixed seed (``SYMGEN_FUZZ_SEED``, default 11) and prints the tally.
+SDF files are fuzzed the same way, with this module's machinery, in test_fuzz_sdf.py.
 """
 
 from __future__ import annotations
