@@ -485,14 +485,18 @@ def verify_command(model_path, floating_base, kernel_list, real, params, prefix,
                    fd_method, frames, external_forces, states, seed, locks=(),
                    no_couplings=False, actuated=None, baumgarte=None) -> None:
     """Generate and compile the kernels of MODEL, then compare them on random states with
-    symgen's numpy reference and, when installed, Pinocchio (and, with --real float, the
-    float build with the double one). Prints the worst relative error per kernel and peer;
-    exits with code 1 when one exceeds its tolerance (1e-10 for double, 1e-4 for float vs
-    double). Pinocchio's model is its own reading of the URDF (pinocchio.buildModelFromUrdf)
-    when MODEL is a URDF with the same joints and no runtime parameters, so that it covers
-    symgen's reading and lumping of the file too; else one built from symgen's model (the
-    output says which). A Pinocchio failure is reported as a skipped check; the verdict
-    counts the performed checks and names what was skipped."""
+    symgen's numpy reference, Pinocchio when installed and, for an MJCF model, MuJoCo (and,
+    with --real float, the float build with the double one). Prints the worst relative error
+    per kernel and peer; exits with code 1 when one exceeds its tolerance (1e-10 for double,
+    1e-4 for float vs double). Pinocchio's model is its own reading of the file
+    (pinocchio.buildModelFromUrdf, or buildModelFromMJCF where it reads the file as MuJoCo
+    does) when MODEL is a URDF or MJCF file with the same joints and no runtime parameters,
+    so that it covers symgen's reading and lumping of the file too; else one built from
+    symgen's model (the output says which, and why). MuJoCo compiles an MJCF MODEL again and
+    gives its mass matrix, inverse and forward dynamics, bias and gravity forces, M⁻¹ and
+    energy, its constraints, springs, dampers and actuators off. A peer's failure is
+    reported as a skipped check; the verdict counts the performed checks and names what was
+    skipped."""
     from symgen.apps.verify import random_states, verify_compiled
 
     _check_prefix(prefix)

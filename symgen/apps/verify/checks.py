@@ -1,6 +1,7 @@
 """Verification of generated kernels against independent implementations: the numpy
-reference algorithms (:mod:`symgen.reference`) and, when PyPI ``pin`` is installed,
-Pinocchio. Used by ``symgen verify`` and by the tests.
+reference algorithms (:mod:`symgen.reference`), Pinocchio when PyPI ``pin`` is installed,
+and MuJoCo for models read from MJCF (:mod:`.mujoco_queries`). Used by ``symgen verify``
+and by the tests.
 
 Errors are relative: max|a − b| / max(max|b|, 1) over every element and state. Solutions of
 M x = y (forward dynamics, M⁻¹, the forward-dynamics derivatives) are compared by their
@@ -24,6 +25,12 @@ import numpy as np
 
 import symgen.reference as ref
 import symgen.registry as registry
+from symgen.apps.verify.mujoco_queries import (
+    MUJOCO,
+    MujocoPeer,
+    mujoco_peer,
+    mujoco_unavailable,
+)
 from symgen.apps.verify.pinocchio_queries import PINOCCHIO, PinocchioQuery
 from symgen.apps.verify.reference_queries import REFERENCES, STATES, reference_query
 from symgen.generate import KernelSet
@@ -212,6 +219,10 @@ class Report:
     checks: list[Check]
     notes: list[str] = field(default_factory=list)
 
+    def note(self, peer: str) -> str | None:
+        """The first note on ``peer`` ("Pinocchio", "MuJoCo"), None without one."""
+        return next((n for n in self.notes if n.startswith(peer)), None)
+
     @property
     def performed(self) -> list[Check]:
         return [c for c in self.checks if c.skipped is None]
@@ -246,12 +257,14 @@ def _batched(states: list[dict], names: list[str]) -> dict[str, np.ndarray]:
 def verify_compiled(lib, states: list[dict], float_lib=None, pinocchio_from_source: bool = True
                     ) -> Report:
     """Compare every compiled kernel (batch form, all states at once) with the reference,
-    Pinocchio where it has the kernel, and, given ``float_lib``, the float build with the
-    double one. Pinocchio's model is its own reading of the source URDF when
-    ``pinocchio_from_source`` and possible (:func:`pinocchio_peer`); a Pinocchio failure
-    becomes a skipped check, never an exception."""
+    Pinocchio where it has the kernel, MuJoCo where it has it and the model was read from
+    MJCF, and, given ``float_lib``, the float build with the double one. Pinocchio's model
+    is its own reading of the source file when ``pinocchio_from_source`` and possible
+    (:func:`pinocchio_peer`); a peer's failure becomes a skipped check, never an exception.
+    The report's notes say which peer models were used, or why a peer was not."""
     ks = lib.kernel_set
     report = Report([])
+    peers: dict[str, Callable | None] = {}
     if not any(k in PINOCCHIO for k in ks.kernel_of.values()):
         peer = None
         report.notes.append("Pinocchio has none of these kernels: not compared")
@@ -265,6 +278,8 @@ def verify_compiled(lib, states: list[dict], float_lib=None, pinocchio_from_sour
                                    skipped=peer.error))
     else:
         report.notes.append(f"Pinocchio model: {peer.model}")
+        peers["pinocchio"] = peer.value
+    peers["mujoco"] = _mujoco(ks, report)
     masses: list[np.ndarray] | None = None
     all_states = states
     for name, program in ks.programs.items():
@@ -292,10 +307,11 @@ def verify_compiled(lib, states: list[dict], float_lib=None, pinocchio_from_sour
                                 systems=[v["system"] for v in values])
             report.checks.append(Check(name, "reference", _worst(error, got, expected),
                                        tolerance))
-        pin_check = None if peer is None or peer.value is None else _pinocchio_check(
-            peer.value, name, states, got, error)
-        if pin_check is not None:
-            report.checks.append(pin_check)
+        for peer_name, value in peers.items():
+            check = None if value is None else _peer_check(peer_name, value, name, states,
+                                                           got, error)
+            if check is not None:
+                report.checks.append(check)
         if float_lib is not None and not kernel.float_check:
             report.checks.append(Check(name, "float vs double", float("nan"), FLOAT_TOLERANCE,
                                        skipped="not meaningful in float (see its docs)"))
@@ -326,19 +342,38 @@ def _system_error(got: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarr
     return solve_error(joined(got), joined(expected), systems)
 
 
-def _pinocchio_check(value, name: str, states: list[dict], got: Mapping[str, np.ndarray],
-                     error: Callable = relative_error) -> Check | None:
-    """Pinocchio's check of one program, None where it has no counterpart, skipped when it
+def _mujoco(ks: KernelSet, report: Report) -> Callable | None:
+    """MuJoCo's value function for ``ks`` (:func:`.mujoco_queries.mujoco_peer`), None when
+    MuJoCo is no peer; the reason, or which model MuJoCo compiled, goes to the notes, a
+    failure to compile to a skipped check."""
+    reason = mujoco_unavailable(ks.model)
+    if reason is None and not any(k in MUJOCO for k in ks.kernel_of.values()):
+        reason = "MuJoCo has none of these kernels"
+    if reason is not None:
+        report.notes.append(f"MuJoCo: not compared ({reason})")
+        return None
+    peer = mujoco_peer(ks)
+    if peer.error is not None:
+        report.checks.append(Check("all kernels", "mujoco", float("nan"), DOUBLE_TOLERANCE,
+                                   skipped=peer.error))
+        return None
+    report.notes.append(f"MuJoCo model: {peer.model}")
+    return peer.value
+
+
+def _peer_check(peer: str, value: Callable, name: str, states: list[dict],
+                got: Mapping[str, np.ndarray], error: Callable = relative_error
+                ) -> Check | None:
+    """A peer's check of one program, None where it has no counterpart, skipped when it
     raises."""
     try:
         values = [value(name, s) for s in states]
         if values[0] is None:
             return None
         expected = {o: np.array([v[o] for v in values]) for o in values[0]}
-        return Check(name, "pinocchio", _worst(error, got, expected), DOUBLE_TOLERANCE)
+        return Check(name, peer, _worst(error, got, expected), DOUBLE_TOLERANCE)
     except Exception as exc:  # noqa: BLE001 - a peer's failure is reported, not raised
-        return Check(name, "pinocchio", float("nan"), DOUBLE_TOLERANCE,
-                     skipped=_one_line(exc))
+        return Check(name, peer, float("nan"), DOUBLE_TOLERANCE, skipped=_one_line(exc))
 
 
 def check_compiled(lib, states: list[dict], float_lib=None) -> list[Check]:
@@ -350,10 +385,12 @@ __all__ = [
     "DOUBLE_TOLERANCE",
     "FLOAT_TOLERANCE",
     "Check",
+    "MujocoPeer",
     "PinocchioPeer",
     "Report",
     "check_compiled",
     "consistent_states",
+    "mujoco_peer",
     "pinocchio_peer",
     "random_states",
     "reference_value",
