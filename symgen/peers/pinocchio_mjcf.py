@@ -111,7 +111,12 @@ def pin_model_from_mjcf(model: Model) -> tuple[pin.Model, dict[str, float], list
                          "coordinates of their own)")
     if not path.is_file():
         raise ValueError(f"{path} is not a file")
-    pm = pin.buildModelFromMJCF(str(path))
+    try:
+        pm = pin.buildModelFromMJCF(str(path))
+    except (RuntimeError, ValueError) as exc:  # "From file: ... message: <what>"
+        text = " ".join(str(exc).split())
+        raise ValueError(f"pinocchio.buildModelFromMJCF: {text.rpartition('message: ')[2]}"
+                         ) from None
     layout = model.file_coordinates
     _rename(pm, [j.joint for j in sorted(layout.joints, key=lambda j: j.qpos_address)])
     zeros = {j.joint: j.zero for j in layout.joints if j.kind in ("hinge", "slide")}

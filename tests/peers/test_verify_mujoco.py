@@ -207,6 +207,16 @@ def test_pinocchio_takes_mujocos_gravity(tmp_path):
     np.testing.assert_array_equal(bridge.pin_model.gravity.linear, [1.0, 0.0, -9.0])
 
 
+def test_a_file_pinocchio_cannot_read_falls_back_with_its_message(tmp_path):
+    path = tmp_path / "terrain.xml"
+    path.write_text('<mujoco><asset><hfield name="h" nrow="2" ncol="2" size="1 1 1 0.1"/>'
+                    f'</asset><worldbody><body name="a"><joint name="j1"/>{BODY}</body>'
+                    '</worldbody></mujoco>')
+    _, note = pinocchio_counterpart(symgen.load(path))
+    assert note == ("built from symgen's model (Pinocchio's MJCF reading not used: "
+                    "pinocchio.buildModelFromMJCF: hfields are not supported yet)")
+
+
 # ---------------------------------------------------------------- the reference vs MuJoCo
 def _suite_files() -> list[Path]:
     files = []
