@@ -384,8 +384,12 @@ class Bridge:
 
     # ----------------------------------------------------------------- dynamics
     def mass_matrix(self, qp: np.ndarray) -> np.ndarray:
-        """Pinocchio's ``crba`` (symmetrized: it fills the upper triangle), its layout."""
-        m = np.asarray(pin.crba(self.pin_model, self.data, qp))
+        """Pinocchio's ``crba`` (symmetrized: it fills the upper triangle), its layout. With
+        mimic joints on fresh data: Pinocchio 4.1's crba then leaves stale sums in data.M
+        (dm_control's manipulator: entry (arm_root, fingertip) moves by -7.4e-8 per call on
+        the same data, while fresh data meets the reference and MuJoCo to 1e-17)."""
+        data = self.pin_model.createData() if self.model.coupled else self.data
+        m = np.asarray(pin.crba(self.pin_model, data, qp))
         return np.triu(m) + np.triu(m, 1).T
 
     def forward_dynamics(self, qp: np.ndarray, vp: np.ndarray, taup: np.ndarray,

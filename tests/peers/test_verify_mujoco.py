@@ -67,10 +67,11 @@ def test_arm_verifies_against_mujoco_and_pinocchios_own_mjcf_reading():
 
 
 def test_joint_coupling_and_locks_map_onto_mujocos_coordinates():
-    """A coupled joint has no coordinate in symgen (T is 3 × 2), a locked one neither: MuJoCo
+    """A coupled joint has no coordinate in symgen (T is 4 × 3), a locked one neither: MuJoCo
     agrees through qvel = T v; Pinocchio's MJCF reading ignores the joint equality, so its
-    model is built from symgen's, with that reason; with a lock, Pinocchio's reading is
-    reduced (buildReducedModel)."""
+    model is built from symgen's, with that reason (and its crba, which keeps stale sums
+    below a mimic joint from call to call, gets fresh data); with a lock, Pinocchio's
+    reading is reduced (buildReducedModel)."""
     report = _verify(symgen.load(COUPLED))
     assert not report.failed and not report.skipped, report.checks
     assert _peers(report)["mujoco"] == set(MUJOCO_KERNELS)

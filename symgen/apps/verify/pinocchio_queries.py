@@ -115,7 +115,7 @@ def _regressor(p: PinocchioQuery) -> dict[str, np.ndarray] | None:
 PINOCCHIO: dict[str, Counterpart] = {
     "inverse_dynamics": lambda p: {"tau": p.v_out(_with_forces(
         p.pin.rnea, p, p.q, p.vector("v"), p.vector("a")))},
-    "mass_matrix": lambda p: {"M": p.matrix_out(p.pin.crba(p.model, p.data, p.q))},
+    "mass_matrix": lambda p: {"M": p.bridge.matrix_from_pin(p.bridge.mass_matrix(p.q))},
     "bias_forces": lambda p: {"tau": p.v_out(p.pin.nonLinearEffects(
         p.model, p.data, p.q, p.vector("v")))},
     "gravity_forces": lambda p: {"tau": p.v_out(p.pin.computeGeneralizedGravity(
