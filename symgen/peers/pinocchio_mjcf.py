@@ -94,18 +94,17 @@ def pin_model_from_mjcf(model: Model) -> tuple[pin.Model, dict[str, float], list
     slide, Pinocchio's coordinate where symgen's is zero (for the ``Bridge``); and what was
     adopted from MuJoCo (one line each, for verify's note).
 
+    Its tree stands for symgen's spanning tree: the loops of ``<equality>`` connect and weld
+    are symgen's loop joints, which verify's Pinocchio peer leaves to the tree kernels.
     Raises ValueError (one line) when the file's model cannot stand for ``model``: not read
-    from an MJCF file, runtime parameters, loop joints or joint couplings (Pinocchio's
-    reader ignores ``<equality>``; the reason then starts with :data:`DIFFERS`)."""
+    from an MJCF file, runtime parameters, joint couplings (Pinocchio's reader ignores
+    ``<equality><joint>``; the reason then starts with :data:`DIFFERS`)."""
     if not is_mjcf(model):
         raise ValueError("the model was not read from an MJCF file")
     assert model.source is not None and model.file_coordinates is not None
     path = Path(model.source.file)
     if model.parameters:
         raise ValueError("the model has runtime parameters")
-    if model.loop_joints:
-        raise ValueError(f"{DIFFERS}: it ignores <equality> connect and weld (symgen's "
-                         "loop joints)")
     if model.couplings:
         raise ValueError(f"{DIFFERS}: it ignores <equality><joint> (coupled joints keep "
                          "coordinates of their own)")

@@ -208,6 +208,20 @@ def test_pinocchio_takes_mujocos_gravity(tmp_path):
     np.testing.assert_array_equal(bridge.pin_model.gravity.linear, [1.0, 0.0, -9.0])
 
 
+def test_pinocchios_reading_of_a_closed_loop_is_the_spanning_tree(tmp_path):
+    """A <connect> closes the loop in MuJoCo and in symgen (a loop joint); Pinocchio's
+    reading, which leaves it out, is the spanning tree that the tree kernels compute."""
+    path = tmp_path / "loop.xml"
+    path.write_text(f'<mujoco><worldbody><body name="a"><joint name="j1" axis="0 1 0"/>{BODY}'
+                    f'<body name="b" pos="0.3 0 0.1"><joint name="j2" axis="0 1 0"/>{BODY}'
+                    '</body></body></worldbody><equality><connect body1="b" body2="world" '
+                    'anchor="0.3 0 0.1"/></equality></mujoco>')
+    model = symgen.load(path)
+    assert model.loop_joints
+    _, note = pinocchio_counterpart(model)
+    assert note == "Pinocchio's own reading of loop.xml (pinocchio.buildModelFromMJCF)"
+
+
 def test_a_file_pinocchio_cannot_read_falls_back_with_its_message(tmp_path):
     path = tmp_path / "terrain.xml"
     path.write_text('<mujoco><asset><hfield name="h" nrow="2" ncol="2" size="1 1 1 0.1"/>'
