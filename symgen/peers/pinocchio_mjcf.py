@@ -98,7 +98,8 @@ def pin_model_from_mjcf(model: Model) -> tuple[pin.Model, dict[str, float], list
     are symgen's loop joints, which verify's Pinocchio peer leaves to the tree kernels.
     Raises ValueError (one line) when the file's model cannot stand for ``model``: not read
     from an MJCF file, runtime parameters, joint couplings (Pinocchio's reader ignores
-    ``<equality><joint>``; the reason then starts with :data:`DIFFERS`)."""
+    ``<equality>`` joint and tendon couplings; the reason then starts with
+    :data:`DIFFERS`)."""
     if not is_mjcf(model):
         raise ValueError("the model was not read from an MJCF file")
     assert model.source is not None and model.file_coordinates is not None
@@ -106,8 +107,9 @@ def pin_model_from_mjcf(model: Model) -> tuple[pin.Model, dict[str, float], list
     if model.parameters:
         raise ValueError("the model has runtime parameters")
     if model.couplings:
-        raise ValueError(f"{DIFFERS}: it ignores <equality><joint> (coupled joints keep "
-                         "coordinates of their own)")
+        raise ValueError(f"{DIFFERS}: it ignores the joint couplings of <equality> (its "
+                         f"coupled joints keep coordinates of their own: "
+                         f"{', '.join(sorted(model.coupled))})")
     if not path.is_file():
         raise ValueError(f"{path} is not a file")
     try:
