@@ -380,14 +380,16 @@ class _MjcfReader:
                 raise self.error(f"tendon {name!r}: tendon armature (it adds to the mass "
                                  "matrix) is not supported", "fixed", mj.tendon(t).name)
             if mj.tendon_stiffness[t] or mj.tendon_damping[t]:
-                self.left_out(f"stiffness and damping of tendon {name!r}")
+                self.left_out(f"stiffness and damping of tendon {name!r}",
+                              "symgen has no tendon force elements")
 
-    def left_out(self, what: str) -> None:
+    def left_out(self, what: str, why: str = "symgen's joint springs and dampers act on "
+                 "1-DOF joints") -> None:
         """A passive force symgen's force elements cannot express: a warning and a note."""
-        message = (f"{self.path}: {what} left out (symgen's joint springs and dampers act "
-                   "on 1-DOF joints; the tree kernels take no passive forces anyway)")
+        message = (f"{self.path}: {what} left out ({why}; the tree kernels take no passive "
+                   "forces anyway)")
         warnings.warn(message, stacklevel=5)
-        self.notes.append(f"{what} left out (1-DOF joint springs only)")
+        self.notes.append(f"{what} left out ({why})")
 
     # ------------------------------------------------------------------ equalities
     def add_equalities(self) -> None:
