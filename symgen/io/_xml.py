@@ -31,6 +31,20 @@ class Node:
         return [child for child in self.children if child.tag == tag]
 
 
+class SourceErrors:
+    """One-line errors at ``file:line`` of the elements of one XML file (readers' base)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.file = str(path)
+
+    def ref(self, node: Node) -> SourceRef:
+        return SourceRef(self.file, node.line)
+
+    def error(self, message: str, node: Node) -> ModelError:
+        return ModelError(message, self.ref(node))
+
+
 def parse_xml(path: Path) -> Node:
     """Parse ``path`` into a :class:`Node` tree; malformed XML is a ModelError at file:line."""
     try:

@@ -21,7 +21,6 @@ lumped, its name kept as a frame).
 
 from __future__ import annotations
 
-import math
 import re
 import warnings
 from pathlib import Path
@@ -32,8 +31,9 @@ from symgen.errors import ModelError, SourceRef
 from symgen.io.builder import Locks, ModelBuilder
 from symgen.io.mjcf_lines import SourceLines
 from symgen.model import Limits, Model
+from symgen.model.joint_motion import quaternion_rotation
 from symgen.model.source_data import FileCoordinates, FileJoint, Keyframe, Motor
-from symgen.model.transform import Transform
+from symgen.model.transform import Transform, rpy_from_rotation, xyz_rpy
 
 #: MuJoCo's joint types (``mjtJoint``) -> symgen's.
 JOINT_TYPES = {0: "free", 1: "spherical", 2: "slide", 3: "hinge"}
@@ -107,11 +107,7 @@ def _mujoco_error(path: Path, text: str) -> ModelError:
 def _quat_rotation(q) -> np.ndarray:
     """Rotation matrix of a MuJoCo quaternion (w, x, y, z), normalised."""
     w, x, y, z = np.asarray(q, dtype=float) / np.linalg.norm(q)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
+    return np.array(quaternion_rotation(x, y, z, w), dtype=float)
 
 
 def _pose(rotation: np.ndarray, translation) -> np.ndarray:
@@ -128,15 +124,6 @@ def _translation(p) -> np.ndarray:
 def _transform(pose: np.ndarray) -> Transform:
     rotation = tuple(tuple(float(x) for x in row) for row in pose[:3, :3])
     return Transform(rotation, tuple(float(x) for x in pose[:3, 3]))
-
-
-def _rpy(rotation: np.ndarray) -> tuple[float, float, float]:
-    """URDF roll-pitch-yaw of R = Rz(yaw) Ry(pitch) Rx(roll)."""
-    pitch = math.atan2(-rotation[2, 0], math.hypot(rotation[0, 0], rotation[1, 0]))
-    if math.hypot(rotation[0, 0], rotation[1, 0]) < 1e-12:  # gimbal lock: yaw taken as 0
-        return math.atan2(-rotation[1, 2], rotation[1, 1]), pitch, 0.0
-    return (math.atan2(rotation[2, 1], rotation[2, 2]), pitch,
-            math.atan2(rotation[1, 0], rotation[0, 0]))
 
 
 class _MjcfReader:
@@ -335,7 +322,7 @@ class _MjcfReader:
             if name != given:
                 self.notes.append(f"site {given!r} is the frame {name!r} (a body has its name)")
             self.builder.frame(name, self.carrier[b], xyz=tuple(float(x) for x in pose[:3, 3]),
-                               rpy=_rpy(pose[:3, :3]), source=self.ref("site", given))
+                               rpy=rpy_from_rotation(pose[:3, :3]), source=self.ref("site", given))
 
     def add_joint_forces(self) -> None:
         """``stiffness``/``springref`` and ``damping`` of 1-DOF joints as joint springs:
@@ -443,16 +430,14 @@ class _MjcfReader:
             raise ModelError(f"{label}: joins {self.body_name(b1)!r} and {self.body_name(b2)!r}, "
                              f"which move as one body ({parent!r})", self.equality_ref(e))
         pose1, pose2 = self.offset[b1] @ pose1, self.offset[b2] @ pose2
-        if kind == "connect":  # orient the child side as the parent side at qpos0
-            world = self.world_poses()
-            rotation = (np.linalg.inv(world[b2] @ self.offset[b2] @ np.eye(4))[:3, :3]
-                        @ (world[b1] @ pose1)[:3, :3])
-            pose2[:3, :3] = rotation
+        if kind == "connect":  # orient the child side as the parent side at qpos0 (the
+            world = self.world_poses()  # carriers' frames turn with the MuJoCo bodies')
+            pose2[:3, :3] = world[b2][:3, :3].T @ world[b1][:3, :3] @ pose1[:3, :3]
         name = self.unique(given or f"{kind}_{self.body_name(b1)}_{self.body_name(b2)}")
+        (xyz, rpy), (child_xyz, child_rpy) = xyz_rpy(_transform(pose1)), xyz_rpy(_transform(pose2))
         self.builder.loop_joint(
             name, "spherical" if kind == "connect" else "fixed", parent=parent, child=child,
-            xyz=tuple(float(x) for x in pose1[:3, 3]), rpy=_rpy(pose1[:3, :3]),
-            child_xyz=tuple(float(x) for x in pose2[:3, 3]), child_rpy=_rpy(pose2[:3, :3]),
+            xyz=xyz, rpy=rpy, child_xyz=child_xyz, child_rpy=child_rpy,
             source=self.equality_ref(e))
 
     def world_poses(self) -> list[np.ndarray]:

@@ -28,6 +28,7 @@ import numpy as np
 
 from symgen.errors import SymgenError
 from symgen.model import Model
+from symgen.model.joint_motion import quaternion_rotation
 from symgen.model.source_data import FileCoordinates, FileJoint
 
 
@@ -48,11 +49,7 @@ def _vector(values, n: int, what: str) -> np.ndarray:
 
 def _rotation(quat_xyzw: np.ndarray) -> np.ndarray:
     x, y, z, w = quat_xyzw / np.linalg.norm(quat_xyzw)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
+    return np.array(quaternion_rotation(x, y, z, w), dtype=float)
 
 
 def _joints(model: Model) -> list[tuple[FileJoint, slice, slice]]:

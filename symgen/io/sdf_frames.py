@@ -22,13 +22,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
-from symgen.errors import ModelError, SourceRef
-from symgen.io._xml import Node
+from symgen.io._xml import Node, SourceErrors
 from symgen.model.joint_motion import quaternion_rotation
-from symgen.model.scalars import Mat3
-from symgen.model.transform import Transform, mat_mul, rotation_from_rpy, transpose
+from symgen.model.transform import (  # noqa: F401 - rpy_from_rotation, xyz_rpy re-exported
+    Transform,
+    mat_mul,
+    rotation_from_rpy,
+    rpy_from_rotation,
+    transpose,
+    xyz_rpy,
+)
 
 #: Name of the model frame (SDFormat 1.7+).
 MODEL_FRAME = "__model__"
@@ -36,39 +40,8 @@ MODEL_FRAME = "__model__"
 BOOLEANS = {"true": True, "1": True, "false": False, "0": False}
 
 
-def rpy_from_rotation(r: Mat3) -> tuple[float, float, float]:
-    """Roll, pitch, yaw with ``rotation_from_rpy(roll, pitch, yaw) == r`` up to rounding.
-
-    Pitch from the first column's height; yaw from its horizontal direction; roll from what
-    is left, ``Ry(pitch)ᵀ Rz(yaw)ᵀ r = Rx(roll)``, so that a yaw blurred near pitch = ±π/2
-    (gimbal lock) is compensated by the roll instead of spoiling the rotation.
-    """
-    m = [[float(x) for x in row] for row in r]
-    pitch = math.atan2(-m[2][0], math.hypot(m[0][0], m[1][0]))
-    yaw = math.atan2(m[1][0], m[0][0]) if math.hypot(m[0][0], m[1][0]) > 0 else 0.0
-    rest = mat_mul(transpose(rotation_from_rpy(0.0, pitch, yaw)), r)
-    roll = math.atan2(float(rest[2][1]), float(rest[1][1]))
-    return roll, pitch, yaw
-
-
-def xyz_rpy(t: Transform) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
-    """``t`` as the URDF-style ``xyz`` and ``rpy`` the builder takes."""
-    x, y, z = (float(v) for v in t.translation)
-    return (x, y, z), rpy_from_rotation(t.rotation)
-
-
-class SdfValues:
+class SdfValues(SourceErrors):
     """Errors at file:line and the values of SDFormat elements (numbers in element text)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.file = str(path)
-
-    def ref(self, node: Node) -> SourceRef:
-        return SourceRef(self.file, node.line)
-
-    def error(self, message: str, node: Node) -> ModelError:
-        return ModelError(message, self.ref(node))
 
     def numbers(self, node: Node, n: int | tuple[int, ...], where: str,
                 finite: bool = True) -> tuple[float, ...]:

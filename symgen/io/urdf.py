@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 
 from symgen.errors import ModelError, SourceRef
-from symgen.io._xml import Node, parse_xml
+from symgen.io._xml import Node, SourceErrors, parse_xml
 from symgen.io.builder import Locks, ModelBuilder
 from symgen.model import Limits, Model
 from symgen.model.transform import mat_mul, rotation_from_rpy, transpose
@@ -54,16 +54,7 @@ def read_urdf(
         raise ModelError("the model is nested too deeply to read", SourceRef(str(path))) from None
 
 
-class _UrdfReader:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.file = str(path)
-
-    def ref(self, node: Node) -> SourceRef:
-        return SourceRef(self.file, node.line)
-
-    def error(self, message: str, node: Node) -> ModelError:
-        return ModelError(message, self.ref(node))
+class _UrdfReader(SourceErrors):
 
     # ------------------------------------------------------------------ values
     def floats(

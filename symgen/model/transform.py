@@ -90,6 +90,27 @@ class Transform:
         return self.rotation == IDENTITY3 and self.translation == ZERO3
 
 
+def rpy_from_rotation(r: Mat3) -> tuple[float, float, float]:
+    """Roll, pitch, yaw with ``rotation_from_rpy(roll, pitch, yaw) == r`` up to rounding.
+
+    Pitch from the first column's height; yaw from its horizontal direction; roll from what
+    is left, ``Ry(pitch)ᵀ Rz(yaw)ᵀ r = Rx(roll)``, so that a yaw blurred near pitch = ±π/2
+    (gimbal lock) is compensated by the roll instead of spoiling the rotation.
+    """
+    m = [[float(x) for x in row] for row in r]
+    pitch = math.atan2(-m[2][0], math.hypot(m[0][0], m[1][0]))
+    yaw = math.atan2(m[1][0], m[0][0]) if math.hypot(m[0][0], m[1][0]) > 0 else 0.0
+    rest = mat_mul(transpose(rotation_from_rpy(0.0, pitch, yaw)), r)
+    roll = math.atan2(float(rest[2][1]), float(rest[1][1]))
+    return roll, pitch, yaw
+
+
+def xyz_rpy(t: Transform) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+    """``t`` as the URDF-style ``xyz`` and ``rpy`` the builder takes."""
+    x, y, z = (float(v) for v in t.translation)
+    return (x, y, z), rpy_from_rotation(t.rotation)
+
+
 def planar_directions(normal: Sequence[float]) -> tuple[Vec3, Vec3]:
     """In-plane unit directions of a planar joint (docs/conventions.md): e1 = the x axis
     projected on the plane (the y axis when |n·x| > 0.9), e2 = n × e1."""
