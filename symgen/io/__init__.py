@@ -35,6 +35,9 @@ def load(path: str | Path, floating_base: bool = False, lock: Locks | None = Non
     if suffix == ".xml" or suffix == ".mjcf":
         readers = {"mujoco": read_mjcf, "sdf": read_sdf, "robot": read_urdf}
         tag = root_tag(p)
+        if tag == "mujocoinclude":
+            raise ModelError(f"{p}: an MJCF fragment (<mujocoinclude>) for <include>, not a "
+                             "model: load the file that includes it")
         if tag not in readers:
             raise ModelError(f"{p}: an XML model file must have the root element <mujoco> "
                              f"(MJCF), <sdf> or <robot> (URDF), not <{tag}>")

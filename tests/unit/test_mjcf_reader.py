@@ -154,6 +154,9 @@ def test_missing_file_floating_base_and_foreign_root(tmp_path):
     other = write(tmp_path, "<scene><a/></scene>\n", "scene.xml")
     with pytest.raises(ModelError, match="root element <mujoco>"):
         symgen.load(other)
+    included = write(tmp_path, "<mujocoinclude><body name='b'/></mujocoinclude>\n", "inc.xml")
+    with pytest.raises(ModelError, match="load the file that includes it"):
+        symgen.load(included)
     fragment = write(tmp_path, "<mujoco><body name='b'/></mujoco>\n", "fragment.xml")
     with pytest.raises(ModelError, match="fragment meant for <include>"):
         symgen.load(fragment)
