@@ -10,9 +10,12 @@ from symgen.io.builder import ModelBuilder
 from symgen.io.mjcf_state import from_mujoco, to_mujoco
 from symgen.kernel_set import KernelSet
 from symgen.model import Body, Frame, Joint, JointType, Model, Parameter
+from symgen.simulation import Trajectory, simulate
 from symgen.version import __version__
 
 __all__ = [
+    "Trajectory",
+    "simulate",
     "from_mujoco",
     "to_mujoco",
     "Body",
