@@ -214,7 +214,7 @@ def simulate(model: Model | str | Path, duration: float, dt: float | None = None
             raise SymgenError(f"simulate: duration {duration} is not a whole number of steps "
                               f"dt = {dt}")
         times = [n * dt for n in range(steps + 1)]
-    work, t, n = 0.0, 0.0, 0
+    work, t, n, rejected = 0.0, 0.0, 0, 0
     h = dt if dt is not None else min(duration, 1e-4)
     while t < duration * (1 - 1e-12):
         if dt is not None:
@@ -224,13 +224,17 @@ def simulate(model: Model | str | Path, duration: float, dt: float | None = None
             h = min(h, duration - t)
             q_new, v_new, power, error = _dopri_step(dyn, forces, t, q, v, h, tolerance)
             if not np.isfinite(error) or error > 1.0:
+                rejected += 1  # retried from the same (t, q, v): no seed from the future
                 h *= 0.2 if not np.isfinite(error) else max(0.2, 0.9 * error ** -0.2)
                 if h < 1e-14 * max(1.0, duration):
                     raise SymgenError(f"simulate: the step size underflowed at t = {t:.6g} s; "
                                       "the motion may be singular there")
                 continue
         work += h * power
-        q, v, r_q, r_v = dyn.project(dyn.rates.normalise(q_new), v_new)
+        q_step = dyn.rates.normalise(q_new)
+        q_new, v, r_q, r_v = dyn.project(q_step, v_new)
+        _check_branch(model, q, q_step, q_new, t + h)
+        q = q_new
         t, n = (times[n + 1] if dt is not None else t + h), n + 1
         if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
             raise SymgenError(f"simulate: the state is not finite at t = {t:.6g} s "
@@ -243,9 +247,31 @@ def simulate(model: Model | str | Path, duration: float, dt: float | None = None
     columns = list(zip(*record, strict=True))
     rule = (f"classical Runge-Kutta, fixed step {dt:g} s" if dt is not None else
             f"Dormand-Prince 5(4), tolerance {tolerance:g}, {n} steps")
+    notes = [f"{rejected} step(s) rejected and retried"] if dt is None else []
     return Trajectory(model, f"{method} ({rule})", np.array(columns[0]), np.array(columns[1]),
                       np.array(columns[2]), np.array(columns[3]), np.array(columns[4]),
-                      np.array(columns[5]), np.array(columns[6]))
+                      np.array(columns[5]), np.array(columns[6]), notes)
+
+
+#: The projection may correct a step by at most this fraction of the step's own motion
+#: (plus 1e-8): a larger correction means the step left the assembly branch it started on.
+BRANCH_FRACTION = 0.5
+
+
+def _check_branch(model: Model, before: Array, stepped: Array, projected: Array,
+                  t: float) -> None:
+    """A one-line error when the projection after a step moved q by more than
+    :data:`BRANCH_FRACTION` of the step's motion: the loops were closed on another branch
+    (e.g. a step too long for a fast motion), which must not pass silently."""
+    if not model.loop_joints:
+        return
+    motion = float(np.max(np.abs(stepped - before), initial=0.0))
+    correction = float(np.max(np.abs(projected - stepped), initial=0.0))
+    if correction > BRANCH_FRACTION * motion + 1e-8:
+        raise SymgenError(
+            f"simulate: at t = {t:.6g} s closing the loops moved q by {correction:.3g} after a "
+            f"step that moved it by {motion:.3g}: the step left the assembly branch; use a "
+            "smaller dt (or the adaptive default)")
 
 
 class _Progress:
