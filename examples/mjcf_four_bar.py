@@ -16,10 +16,10 @@ from ``embedded_forward_dynamics`` (force elements included). Start: the file's 
 keyframe if it has one, else the crank turned 0.5 rad from the assembled reference, at
 rest; no motor torque.
 
-Prints the energy drift (kinetic + gravity from the ``energy`` kernel, plus the joint
-springs' potential and the work of the dampers, which the kernel leaves out; the four-bar
-has none), the largest loop-closure residual |Phi| and the final state mapped back to
-MuJoCo's qpos/qvel with ``symgen.to_mujoco``.
+Prints the energy drift (kinetic + gravity + the joint springs' potential, the ``energy``
+kernel's sum, plus the energy the dampers drew, from the ``element_forces`` kernel; the
+four-bar has neither), the largest loop-closure residual |Phi| and the final state mapped
+back to MuJoCo's qpos/qvel with ``symgen.to_mujoco``.
 
 Unless ``--no-mujoco``, MuJoCo simulates the same file from the same state twice (RK4,
 contacts and joint limits off: symgen has neither) and the script prints the final crank
@@ -38,7 +38,6 @@ keyframe (another mechanism may not close at 0.5 rad).
 from __future__ import annotations
 
 import argparse
-import warnings
 from pathlib import Path
 
 import mujoco
@@ -46,51 +45,10 @@ import numpy as np
 
 import symgen
 from symgen.loops import LoopClosure
-from symgen.model.elements import JointActuator, JointSpring
 
 MODELS = Path(__file__).resolve().parent / "models"
-KERNELS = ["embedded_forward_dynamics", "dependent_coordinates", "loop_constraints", "energy"]
-
-
-class ForceEnergy:
-    """The energy of the model's joint springs and constant joint forces (potential), and
-    the power of its dampers: what the ``energy`` kernel leaves out."""
-
-    def __init__(self, model: symgen.Model) -> None:
-        self.model, self.terms = model, []
-        for e in model.force_elements:
-            if getattr(e, "joint", None) not in {**model.v_slices, **model.coupled}:
-                raise SystemExit(f"{e.name}: this example's energy balance covers joint "
-                                 "springs and joint forces on tree joints only")
-            if isinstance(e, JointSpring):
-                self.terms.append((e.joint, float(e.stiffness), float(e.damping),
-                                   float(e.rest), 0.0))
-            elif isinstance(e, JointActuator):
-                self.terms.append((e.joint, 0.0, 0.0, 0.0, float(e.force)))
-            else:
-                raise SystemExit(f"{e.name}: this example's energy balance covers joint "
-                                 "springs and joint forces only")
-
-    def _coordinate(self, joint: str, x: np.ndarray) -> float:
-        """A joint's coordinate (or rate) from q (or the full rates; the same slices, as
-        every joint has nq = nv here): coupled joints from their master."""
-        if joint in self.model.coupled:
-            c = self.model.coupled[joint]
-            return float(c.ratio) * x[self.model.v_slices[c.master]][0]
-        return x[self.model.v_slices[joint]][0]
-
-    def potential(self, q: np.ndarray) -> float:
-        out = 0.0
-        for joint, k, _, rest, force in self.terms:
-            theta = self._coordinate(joint, q)
-            if joint in self.model.coupled:
-                theta += float(self.model.coupled[joint].offset)
-            out += 0.5 * k * (theta - rest) ** 2 - force * theta
-        return out
-
-    def dissipation(self, rates: np.ndarray) -> float:
-        """Power drawn by the dampers, ≥ 0."""
-        return sum(c * self._coordinate(joint, rates) ** 2 for joint, _, c, _, _ in self.terms)
+KERNELS = ["embedded_forward_dynamics", "dependent_coordinates", "loop_constraints", "energy",
+           "element_forces"]
 
 
 def crank_index(model: symgen.Model, ind: list[int]) -> int:
@@ -169,9 +127,7 @@ def main() -> None:
     if any(j.nq != j.nv for j in model.independent_joints):
         raise SystemExit("this example integrates q̇ = v: joints with quaternions need "
                          "the integrate kernel")
-    with warnings.catch_warnings():  # energy leaves out the force elements: added below
-        warnings.simplefilter("ignore", UserWarning)
-        ks = symgen.generate(model, KERNELS)
+    ks = symgen.generate(model, KERNELS)
     lib = symgen.compile_kernels(ks)
     emb = ks.context.embedding
     ind = list(emb.independent)
@@ -180,8 +136,12 @@ def main() -> None:
     loops = ", ".join(f"{j.name} ({j.type.value})" for j in model.loop_joints)
     print(f"{model.name}: {model.nv} joint coordinates, loop joints {loops}; independent: "
           f"{', '.join(names[d] for d in ind)} ({emb.split.source})")
-    forces = ForceEnergy(model)
     tau = np.zeros(model.nv)
+
+    def drawn(q_full: np.ndarray, rates: np.ndarray) -> float:
+        """Power drawn by the dampers, −Q_d·θ̇ ≥ 0 (Q_d = Q(q, θ̇) − Q(q, 0))."""
+        return float((lib.element_forces(q_full, tau) - lib.element_forces(q_full, rates))
+                     @ rates)
 
     def close(seed: np.ndarray, x: np.ndarray,
               hint: str = "near a singular configuration, or a step too long for the "
@@ -227,7 +187,7 @@ def main() -> None:
     _, w = rates(q, v)
     q_start, w_start = q.copy(), w.copy()
     work = 0.0  # energy drawn by the dampers so far
-    e0 = float(np.sum(lib.energy(q, w))) + forces.potential(q)
+    e0 = float(np.sum(lib.energy(q, w)))
     times, cranks, energies = [0.0], [q[crank]], [e0]
     drift = 0.0
     phi = float(np.max(np.abs(lib.loop_constraints(q))))
@@ -239,20 +199,21 @@ def main() -> None:
         k3, w3 = rates(q3, v + 0.5 * h * k2)
         q4 = close(q + h * w3, x + h * (v + 0.5 * h * k2))
         k4, w4 = rates(q4, v + h * k3)
-        work += h / 6 * (forces.dissipation(w1) + 2 * forces.dissipation(w2)
-                         + 2 * forces.dissipation(w3) + forces.dissipation(w4))
+        work += h / 6 * (drawn(q, w1) + 2 * drawn(q2, w2) + 2 * drawn(q3, w3)
+                         + drawn(q4, w4))
         x = x + h / 6 * (6 * v + h * (k1 + k2 + k3))
         v = v + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
         # the seed: the RK4 combination of the stages' rates (its independent part is x)
         q = close(q + h / 6 * (w1 + 2 * w2 + 2 * w3 + w4), x)
         _, w = rates(q, v)
-        energy = float(np.sum(lib.energy(q, w))) + forces.potential(q) + work
+        energy = float(np.sum(lib.energy(q, w))) + work
         drift = max(drift, abs(energy - e0))
         phi = max(phi, float(np.max(np.abs(lib.loop_constraints(q)))))
         times.append((n + 1) * h)
         cranks.append(q[crank])
         energies.append(energy)
-    damped = " + damper work" if any(c for _, _, c, _, _ in forces.terms) else ""
+    damped = " + damper work" if any(float(getattr(e, "damping", 0.0))
+                                     for e in model.resolve().force_elements) else ""
     print(f"energy{damped} drift {drift:.2e} J (relative {drift / max(abs(e0), 1e-300):.1e}), "
           f"largest loop residual {phi:.1e}")
     print(f"final {names[crank]} {q[crank]:.6f} rad, rate {w[crank]:.6f} rad/s")

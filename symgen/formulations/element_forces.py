@@ -12,7 +12,15 @@ of the natural-coordinate formulation, in joint coordinates):
   ∂θ/∂q = a_wᵀ(J_ω,C − J_ω,P)) or a force pair ±F a_w through the origin of F_C (prismatic,
   θ = a·R_Pᵀ(p_C − p_P), ∂θ/∂q = a_wᵀ(J_C − J_P) at that point).
 
-The numpy reference is :func:`symgen.reference.forces.element_forces`.
+Their potential (:func:`element_potential`, the ``elements`` entry of the ``energy`` kernel):
+V = Σ ½k(L − L₀)² (point springs) + Σ ½k(θ − rest)² (joint springs) − Σ F θ (constant
+actuators), with L and θ as above, so that Q(q, 0) = −∂V/∂q (the dampers' −c L̇ ∂L/∂q and
+−c θ̇ ∂θ/∂q dissipate and have no potential). On a loop joint θ is read with atan2 and
+jumps by 2π when the joint passes ±π: so does the potential of a joint spring or actuator
+there.
+
+The numpy references are :func:`symgen.reference.forces.element_forces` and
+:func:`symgen.reference.energy.element_energy`.
 """
 
 from __future__ import annotations
@@ -93,6 +101,47 @@ def _loop_joint(b: ProgramBuilder, tree: SymbolicTree, poses: list[Pose], cut: C
     return theta, row
 
 
+def _joint_value(b: ProgramBuilder, tree: SymbolicTree, poses: list[Pose], k: Constants,
+                 q: Sequence[Expr], name: str) -> tuple[Expr, list[Expr]]:
+    """(θ, ∂θ/∂q) of the 1-DOF tree or loop joint ``name`` (module documentation)."""
+    model = tree.model
+    joint = next((j for j in model.joints if j.name == name), None)
+    if joint is None:
+        return _loop_joint(b, tree, poses, next(c for c in tree.cuts if c.name == name))
+    qj, dofs, ratio = _joint_coordinates(b, k, model, joint, q)
+    grad = [ZERO] * tree.nv
+    grad[dofs[0]] = ratio if ratio is not None else number(1.0)
+    return qj[0], grad
+
+
+def element_potential(b: ProgramBuilder, tree: SymbolicTree, q: Sequence[Expr],
+                      params: Sequence[Expr], snap: float) -> Expr:
+    """V(q) of the model's force elements (module documentation): ½k(L − L₀)² per point
+    spring, ½k(θ − rest)² per joint spring, −F θ per actuator; 0 when it has none."""
+    model = tree.model
+    if not model.force_elements:
+        return ZERO
+    k = Constants(b, model, params, snap)
+    poses = world_poses(b, tree)
+    terms: list[Expr] = []
+    for e in model.force_elements:
+        if isinstance(e, PointSpring):
+            _, ra = _point(b, tree, poses, k, e.body_a, e.point_a)
+            _, rb = _point(b, tree, poses, k, e.body_b, e.point_b)
+            d = emit_vec(b, sub(rb, ra))
+            stretch = b.emit(sqrt(dot(d, d)) - _rest_length(b, model, params, snap, e))
+            terms.append(b.emit(0.5 * k.scalar(e.stiffness) * stretch * stretch))
+            continue
+        theta, _ = _joint_value(b, tree, poses, k, q, e.joint)
+        if isinstance(e, JointSpring):
+            stretch = b.emit(theta - k.scalar(e.rest))
+            terms.append(b.emit(0.5 * k.scalar(e.stiffness) * stretch * stretch))
+        else:
+            assert isinstance(e, JointActuator)
+            terms.append(b.emit(-k.scalar(e.force) * theta))
+    return b.emit(esum(terms))
+
+
 def element_forces(b: ProgramBuilder, tree: SymbolicTree, q: Sequence[Expr],
                    v: Sequence[Expr], params: Sequence[Expr], snap: float) -> list[Expr] | None:
     """Q(q, q̇) of the model's force elements (nv expressions), None when it has none."""
@@ -101,8 +150,6 @@ def element_forces(b: ProgramBuilder, tree: SymbolicTree, q: Sequence[Expr],
         return None
     k = Constants(b, model, params, snap)
     poses = world_poses(b, tree)
-    joints = {j.name: j for j in model.joints}
-    cuts = {c.name: c for c in tree.cuts}
     total: list[Expr] = [ZERO] * tree.nv
 
     def rate(row: Sequence[Expr]) -> Expr:
@@ -122,13 +169,7 @@ def element_forces(b: ProgramBuilder, tree: SymbolicTree, q: Sequence[Expr],
                              * (length - _rest_length(b, model, params, snap, e))
                              + k.scalar(e.damping) * rate(grad)))
         else:
-            if e.joint in joints:
-                qj, dofs, ratio = _joint_coordinates(b, k, model, joints[e.joint], q)
-                theta = qj[0]
-                grad = [ZERO] * tree.nv
-                grad[dofs[0]] = ratio if ratio is not None else number(1.0)
-            else:
-                theta, grad = _loop_joint(b, tree, poses, cuts[e.joint])
+            theta, grad = _joint_value(b, tree, poses, k, q, e.joint)
             if isinstance(e, JointSpring):
                 force = b.emit(-(k.scalar(e.stiffness) * (theta - k.scalar(e.rest))
                                  + k.scalar(e.damping) * rate(grad)))
@@ -140,4 +181,4 @@ def element_forces(b: ProgramBuilder, tree: SymbolicTree, q: Sequence[Expr],
     return total
 
 
-__all__ = ["element_forces"]
+__all__ = ["element_forces", "element_potential"]

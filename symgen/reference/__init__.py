@@ -15,7 +15,7 @@ from symgen.reference.dynamics import (
     inverse_dynamics,
     mass_matrix,
 )
-from symgen.reference.energy import kinetic_energy, potential_energy
+from symgen.reference.energy import element_energy, kinetic_energy, potential_energy
 from symgen.reference.integrate import integrate, neutral_configuration, random_configuration
 from symgen.reference.kinematics import (
     REFERENCES,
@@ -27,6 +27,7 @@ from symgen.reference.kinematics import (
 __all__ = [
     "REFERENCES",
     "bias_forces",
+    "element_energy",
     "forward_dynamics",
     "forward_kinematics",
     "frame_jacobian",

@@ -162,9 +162,12 @@ def test_joint_torques_poses_joint_values_and_velocities(name):
     fk = symgen.reference.forward_kinematics(m, jq)
     for i, body in enumerate(m.body_names):
         np.testing.assert_allclose(poses[i], fk[body][:3], atol=1e-13)
-    values = ks.evaluate("nc_joint_values", q=q, qd=qd)
-    wrap = (values["values"] - [jq[m.q_slices[j]][0] for j in nm.actuated] + np.pi) % (2 * np.pi)
+    joint = np.array([jq[m.q_slices[j]][0] for j in nm.actuated])
+    values = ks.evaluate("nc_joint_values", q=q, qd=qd, near=np.zeros(len(joint)))
+    wrap = (values["values"] - joint + np.pi) % (2 * np.pi)
     np.testing.assert_allclose(wrap - np.pi, 0, atol=1e-12)
+    continued = ks.evaluate("nc_joint_values", q=q, qd=qd, near=joint + 0.5)["values"]
+    np.testing.assert_allclose(continued, joint, atol=1e-12)  # within π of near: exact
     np.testing.assert_allclose(values["rates"], [jv[m.v_slices[j]][0] for j in nm.actuated],
                                atol=1e-12)
     if "nc_velocities" in ks.programs:

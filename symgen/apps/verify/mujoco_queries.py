@@ -19,7 +19,9 @@ with c = ``to_mujoco(q, v, 0)`` (a free joint's ω × v). Equal power gives τ =
   models with loop joints, whose forward dynamics closes the loops;
 - M⁻¹ = T⁻¹ M_mj⁻¹ T⁻ᵀ (``mj_solveM``) when T is square, else the inverse of M;
 - energy: ``mj_energyVel`` and ``mj_energyPos`` less the bodies welded to the world (symgen
-  lumps them into its root).
+  lumps them into its root); the elements' entry: ``mj_energyPos`` with springs on less
+  with them off (none compared when MuJoCo has springs symgen does not read: tendons,
+  multi-DOF joints).
 
 This module does not import MuJoCo at load: :func:`mujoco_peer` does.
 """
@@ -112,9 +114,32 @@ class MujocoQuery:
         inverse_t = np.linalg.inv(self.rates())
         return inverse_t @ solved.T @ inverse_t.T
 
-    def energy(self) -> np.ndarray:
-        """[kinetic, potential]: ``mj_energyVel``, ``mj_energyPos`` less the potential of the
-        bodies welded to the world."""
+    def spring_energy(self) -> float | None:
+        """The joint springs' energy: ``mj_energyPos`` with springs on less with them off
+        (at the state of the last :meth:`forward`); None when MuJoCo has springs that
+        symgen's model has no joint spring for (tendon springs, springs of multi-DOF or
+        locked joints)."""
+        from symgen.model.elements import JointSpring
+
+        read = {e.joint for e in self.model.force_elements if isinstance(e, JointSpring)}
+        stiff = [self.mj.joint(j).name for j in range(self.mj.njnt) if self.mj.jnt_stiffness[j]]
+        if any(name not in read for name in stiff) or np.any(self.mj.tendon_stiffness):
+            return None
+        spring = int(self.mujoco.mjtDisableBit.mjDSBL_SPRING)
+        flags = self.mj.opt.disableflags
+        self.mujoco.mj_energyPos(self.mj, self.data)
+        without = float(self.data.energy[0])
+        self.mj.opt.disableflags = flags & ~spring
+        try:
+            self.mujoco.mj_energyPos(self.mj, self.data)
+            return float(self.data.energy[0]) - without
+        finally:
+            self.mj.opt.disableflags = flags
+
+    def energy(self) -> np.ndarray | None:
+        """[kinetic, potential, elements]: ``mj_energyVel``, ``mj_energyPos`` less the
+        potential of the bodies welded to the world, and the springs' energy
+        (:meth:`spring_energy`; None when MuJoCo has springs symgen does not read)."""
         self.forward(np.asarray(self.state["v"], float))
         self.mujoco.mj_energyPos(self.mj, self.data)
         self.mujoco.mj_energyVel(self.mj, self.data)
@@ -123,7 +148,8 @@ class MujocoQuery:
             gravity = np.asarray(self.mj.opt.gravity, dtype=float)
             for b in np.flatnonzero(np.asarray(self.mj.body_weldid) == 0)[1:]:
                 potential += float(self.mj.body_mass[b]) * float(gravity @ self.data.xipos[b])
-        return np.array([kinetic, potential])
+        springs = self.spring_energy()
+        return None if springs is None else np.array([kinetic, potential, springs])
 
 
 Counterpart = Callable[[MujocoQuery], Mapping[str, np.ndarray] | None]
@@ -133,6 +159,11 @@ def _forward_dynamics(p: MujocoQuery) -> dict[str, np.ndarray] | None:
     if p.model.loop_joints:  # symgen's closes the loops; MuJoCo's constraints are soft
         return None
     return {"a": p.forward_dynamics()}
+
+
+def _energy(p: MujocoQuery) -> dict[str, np.ndarray] | None:
+    energy = p.energy()
+    return None if energy is None else {"energy": energy}
 
 
 #: MuJoCo's counterpart of each kernel that has one, by kernel name (catalogue order).
@@ -146,7 +177,7 @@ MUJOCO: dict[str, Counterpart] = {
     "forward_dynamics_aba": _forward_dynamics,
     "forward_dynamics_ltdl": _forward_dynamics,
     "mass_matrix_inverse": lambda p: {"Minv": p.mass_matrix_inverse()},
-    "energy": lambda p: {"energy": p.energy()},
+    "energy": _energy,
 }
 
 #: The kernels of :data:`MUJOCO` that take external forces (not mapped onto MuJoCo's

@@ -100,8 +100,9 @@ def natural_states(context: NaturalContext, count: int, seed: int) -> list[dict]
     by a random step of 0.05 in every coordinate and re-assembled (Newton-Raphson, book
     eq. 3.15; the assembled one when that fails), a random velocity in the null space of Φ_q,
     random joint forces, the consistent accelerations (Lagrange with the kernels'
-    Baumgarte stabilisation), zero multipliers, random independent rates and the force
-    elements' runtime parameters at their defaults."""
+    Baumgarte stabilisation), zero multipliers, random independent rates, zero joint values
+    to continue from (``nc_joint_values``' ``near``) and the force elements' runtime
+    parameters at their defaults."""
     nm, rng = context.nm, np.random.default_rng(seed)
     alpha = context.options.baumgarte
     states = []
@@ -119,7 +120,7 @@ def natural_states(context: NaturalContext, count: int, seed: int) -> list[dict]
                                         tau=tau if nm.actuated else None, params=params)
         states.append({"q": q, "qd": qd, "tau": tau, "qdd": qdd, "lam": np.zeros(nm.m),
                        "zd": rng.normal(size=len(independent_joints(nm))),
-                       "params": params})
+                       "near": np.zeros(len(nm.actuated)), "params": params})
     return states
 
 
@@ -407,7 +408,9 @@ REFERENCES: dict[str, Reference] = {
         r.model, r.q, params=r.params))},
     "energy": lambda r: {"energy": np.array([
         ref.kinetic_energy(r.model, r.q, r.v, params=r.params),
-        ref.potential_energy(r.model, r.q, params=r.params)])},
+        ref.potential_energy(r.model, r.q, params=r.params),
+        ref.element_energy(r.model, r.q, params=r.params)])},
+    "element_forces": lambda r: {"Q": _elements_at(r)},
     "integrate": lambda r: {"q_next": ref.integrate(r.model, r.q, r.v, float(r.dt),
                                                     params=r.params)},
     "loop_constraints": _loop,
@@ -454,7 +457,10 @@ NO_REFERENCE: dict[str, str] = {
     "nc_body_poses": "compared with the joint-coordinate forward kinematics at states the "
     "natural modeller converts (tests/kernels/test_natural_kernels.py)",
     "nc_joint_values": "compared with the joint coordinates and rates the natural modeller "
-    "converts (tests/kernels/test_natural_kernels.py)",
+    "converts, and continued across full turns (tests/kernels/test_natural_kernels.py, "
+    "tests/kernels/test_element_energy.py)",
+    "nc_energy": "compared with the joint-coordinate energies (symgen.reference.energy) at "
+    "states the natural modeller converts (tests/kernels/test_element_energy.py)",
     "nc_velocities": "compared with the velocities the natural modeller converts from the "
     "joint rates (tests/kernels/test_natural_kernels.py)",
 }

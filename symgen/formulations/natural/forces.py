@@ -106,6 +106,31 @@ def element_forces(nm: NaturalModel, elements: Sequence[ForceElement]) -> list[s
     return total
 
 
+def element_potential(nm: NaturalModel, elements: Sequence[ForceElement]) -> sympy.Expr:
+    """V(q) of ``elements`` (an expression of :attr:`NaturalModel.symbols` and the parameter
+    symbols left in the elements' values), the potential whose −∂V/∂q is the part of
+    :func:`element_forces` at q̇ = 0: ½k(L − L₀)² per point spring (book eq. 4.102, the
+    elastic energy), ½k(θ − rest)² per joint spring and −F θ per actuator, with L, L₀ and
+    θ(q) as :func:`element_forces` reads them (θ by atan2, so V jumps where θ does). The
+    dampers dissipate: no potential."""
+    total: sympy.Expr = sympy.Integer(0)
+    for e in elements:
+        if isinstance(e, PointSpring):
+            ra, wa = _point(nm.modeller, e.body_a, e.point_a)
+            rb, wb = _point(nm.modeller, e.body_b, e.point_b)
+            d = sympy.Matrix(rb - ra)
+            rest = _assembled_length(wa, wb) if e.rest_length is None else e.rest_length
+            total += e.stiffness * (sympy.sqrt(d.dot(d)) - rest) ** 2 / 2
+            continue
+        theta = nm.joint_coordinates[e.joint].expr
+        if isinstance(e, JointSpring):
+            total += e.stiffness * (theta - e.rest) ** 2 / 2
+        else:
+            assert isinstance(e, JointActuator)
+            total -= e.force * theta
+    return total
+
+
 def add_force_elements(nm: NaturalModel, model: Model) -> None:
     """Add the force elements of ``model`` (unresolved) to ``nm``: their forces to
     :attr:`NaturalModel.spring_forces`, their runtime parameters to
@@ -115,6 +140,7 @@ def add_force_elements(nm: NaturalModel, model: Model) -> None:
     kept = force_parameter_names(model)
     elements = model.keep_parameters(kept).force_elements
     q = element_forces(nm, elements)
+    nm.force_elements = [*nm.force_elements, *elements]
     if nm.spring_forces is not None:
         q = [a + b for a, b in zip(nm.spring_forces, q, strict=True)]
     nm.spring_forces = q
@@ -134,4 +160,5 @@ def params_input(b, nm: NaturalModel) -> list[Expr]:
         return [Elem("params", i) for i in range(size)]
 
 
-__all__ = ["add_force_elements", "element_forces", "force_parameter_names", "params_input"]
+__all__ = ["add_force_elements", "element_forces", "element_potential", "force_parameter_names",
+           "params_input"]

@@ -12,7 +12,8 @@
 - ``nc_assemble``: Newton-Raphson on Φ(q) = 0 with damped least-squares steps
   (ΦqᵀΦq + εI)Δq = −ΦqᵀΦ (eq. 3.15; redundancy tolerated), a fixed number of iterations.
 
-- ``nc_joint_values``: each 1-DOF joint's angle/displacement and rate;
+- ``nc_joint_values``: each 1-DOF joint's angle/displacement and rate, angles continued
+  from the previous values (unwrapped);
 - ``nc_velocities``: consistent velocities from the independent joints' rates;
 - ``nc_body_poses``: the world pose of every body (A = X X̄⁻¹).
 """
@@ -31,7 +32,7 @@ from symgen.formulations.natural.derivatives import sparse_gradient
 from symgen.formulations.natural.forces import add_force_elements, element_forces, params_input
 from symgen.formulations.natural.model import NaturalModel, Spring
 from symgen.formulations.natural.penalty import REFERENCE_STEP, PenaltyChoice, choose_penalty
-from symgen.ir.expr import ZERO, Expr, as_expr, atan2, esum, from_sympy
+from symgen.ir.expr import ZERO, Expr, as_expr, atan2, cos, esum, from_sympy, sin
 from symgen.ir.program import Program, ProgramBuilder
 
 
@@ -335,24 +336,34 @@ def accelerations_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
 
 
 def joint_values_program(nm: NaturalModel) -> Program | None:
-    """Each 1-DOF joint's coordinate (angle via atan2, or displacement), relative to the
-    assembled configuration, and its rate: θ̇ = (c ṡ − s ċ)/(s² + c²), ḋ = ∇d·q̇."""
+    """Each 1-DOF joint's coordinate (angle or displacement), relative to the assembled
+    configuration, and its rate: θ̇ = (c ṡ − s ċ)/(s² + c²), ḋ = ∇d·q̇. An angle
+    θ = sign·(atan2(s, c) − offset) is continued from ``near`` (the previous values):
+    θ = near + wrap(θ − near) = near + sign·atan2(s cos ψ − c sin ψ, c cos ψ + s sin ψ),
+    ψ = offset + sign·near (the reading vectors turned back by ψ), the value of θ within
+    ±π of ``near``: unwrapped along a motion whose angles change by less than π between
+    calls."""
     if not nm.actuated:
         return None
     b = ProgramBuilder("nc_joint_values", "joint angles/displacements and rates ("
                        + ", ".join(nm.actuated) + ")")
     q = b.input("q", nm.n, "natural coordinates")
     qd = b.input("qd", nm.n, "natural velocities")
+    near = b.input("near", len(nm.actuated), "joint values to continue from (the previous "
+                   "call's values; zeros: the angles within pi of the assembled configuration)")
     mp = {s: q[i] for i, s in enumerate(nm.symbols)}
     position = {s: i for i, s in enumerate(nm.symbols)}
     values, rates = [], []
-    for jc in nm.joint_coordinates.values():
+    for jc, previous in zip(nm.joint_coordinates.values(), near, strict=True):
         comp = [b.emit(from_sympy(p, mp)) for p in jc.parts]
         dots = [b.emit(esum(from_sympy(d, mp) * qd[i] for i, d in sparse_gradient(p, position)))
                 for p in jc.parts]
         if jc.kind == "angle":
             s, c = comp
-            values.append(b.emit(jc.sign * (atan2(s, c) - jc.offset)))
+            psi = b.emit(jc.offset + jc.sign * previous)
+            cp, sp = b.emit(cos(psi)), b.emit(sin(psi))
+            turned = atan2(b.emit(s * cp - c * sp), b.emit(c * cp + s * sp))
+            values.append(b.emit(previous + jc.sign * turned))
             rates.append(b.emit(jc.sign * (c * dots[0] - s * dots[1]) / (s * s + c * c)))
         else:
             values.append(b.emit(comp[0] - jc.offset))
@@ -484,10 +495,11 @@ def natural_model(model, springs: Sequence[Spring] = ()) -> NaturalModel:
             )
     nm = planar_model(model) if model.plane == "xy" else spatial_model(model)
     if springs:
-        nm.spring_forces = element_forces(nm, [
+        nm.force_elements = [
             PointSpring(f"springs[{k}]", s.body_a, tuple(s.point_a), s.body_b, tuple(s.point_b),
                         s.stiffness, s.damping, s.rest_length)
-            for k, s in enumerate(springs)])
+            for k, s in enumerate(springs)]
+        nm.spring_forces = element_forces(nm, nm.force_elements)
     add_force_elements(nm, model)
     return nm
 

@@ -81,7 +81,10 @@ class NaturalModel:
       q, q̇ and the force parameters; :mod:`.forces`);
     - ``force_parameters``: the model parameters the force elements keep as runtime inputs
       (``params`` of the kernels that take forces), in the model's order, with their
-      ``force_parameter_defaults``.
+      ``force_parameter_defaults``;
+    - ``force_elements``: the elements behind ``spring_forces`` (the model's, with the
+      runtime parameters kept, and further springs), for their potential
+      (:func:`.forces.element_potential`).
     """
 
     name: str
@@ -97,6 +100,7 @@ class NaturalModel:
     q0: np.ndarray | None = None
     force_parameters: list[str] = field(default_factory=list)
     force_parameter_defaults: list[float] = field(default_factory=list)
+    force_elements: list[Any] = field(default_factory=list)
 
     @property
     def n(self) -> int:

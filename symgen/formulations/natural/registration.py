@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from symgen.formulations.natural import energy as ne
 from symgen.formulations.natural import kernels as nk
 from symgen.formulations.natural import step as ns
 from symgen.formulations.natural.model import NaturalModel
@@ -77,6 +78,8 @@ class NaturalFormulation:
         nm = context.nm
         kernel_set.model = context.model
         kernel_set.tree_layout = False
+        if nm.force_parameters:  # params: the force elements' own runtime parameters
+            kernel_set.input_defaults["params"] = tuple(nm.force_parameter_defaults)
         kernel_set.sizes = natural_sizes(nm, list(kernel_set.programs.values()))
         kernel_set.prefix = f"{default_prefix(context.model.name)}_natural"
         kernel_set.notes = [*nk.natural_notes(nm), "Bodies (rows of poses): "
@@ -196,8 +199,16 @@ _kernel("nc_body_poses", "world pose [R | p] (3×4) of every body", ("q",),
         (Output("poses", lambda c: (c.nm.modeller.model.nbodies, 3, 4),
                 "world pose of each body, model order"),),
         lambda c: nk.body_poses_program(c.nm))
-_kernel("nc_joint_values", "joint angles/displacements and rates", ("q", "qd"),
-        (Output("values", _joints, "joint angles / displacements"),
+_kernel("nc_energy", "[kinetic, potential, elements] energy, J", ("q", "qd"),
+        (Output("energy", lambda c: (3,), "[kinetic, potential (gravity), elements (the "
+                "force elements' potential)] energy, J"),),
+        lambda c: ne.energy_program(c.nm),
+        doc="elements: ½k(L − L₀)² per point spring, ½k(θ − rest)² per joint spring, −F θ "
+        "per actuator, θ as nc_forces reads it; dampers dissipate and have none. No "
+        "reference in verify: tests/kernels/test_element_energy.py compares it with the "
+        "joint-coordinate references at states the natural modeller converts.")
+_kernel("nc_joint_values", "joint angles/displacements and rates", ("q", "qd", "near"),
+        (Output("values", _joints, "joint angles / displacements, angles within pi of near"),
          Output("rates", _joints, "their rates")),
         lambda c: c.derived.get("nc_joint_values") or nk.joint_values_program(c.nm))
 _kernel("nc_velocities", "consistent velocities from the independent joint rates", ("q", "zd"),

@@ -16,10 +16,12 @@ from symgen.formulations.tree.context import FORMULATION
 from symgen.formulations.tree.derivation import (
     ACC_DOC,
     TAU_DOC,
+    element_forces_of,
     flat,
     nv_nv_shape,
     nv_shape,
     one,
+    potential_of,
     tree_of,
     tree_program,
 )
@@ -84,6 +86,20 @@ register(Kernel(
 ))
 
 register(Kernel(
+    "element_forces", FORMULATION,
+    "generalized forces Q(q, v) of the model's springs, dampers and actuators",
+    ("q", "v"),
+    one("Q", nv_shape, "generalized forces of the force elements (nv), N and N·m: the Q "
+        "constrained_forward_dynamics adds to tau (zeros without force elements)"),
+    tree_program(element_forces_of),
+    default=False,
+    doc="By virtual power (García de Jalón & Bayo 1994, eq. 4.102-4.107): point springs "
+    "−(k(L − L₀) + c L̇) ∂L/∂q, joint springs −(k(θ − rest) + c θ̇) ∂θ/∂q, actuators F ∂θ/∂q "
+    "(model-format.md §5); tree and loop joints, coupled joints through their master. "
+    "Zeros for a model without force elements, so that generic code need not branch.",
+))
+
+register(Kernel(
     "forward_dynamics", FORMULATION,
     "joint accelerations M⁻¹(τ − C v − g) by the cheaper of the two methods",
     ("q", "v", "tau"), one("a", nv_shape, ACC_DOC),
@@ -127,10 +143,14 @@ register(Kernel(
 ))
 
 register(Kernel(
-    "energy", FORMULATION, "[kinetic, potential] energy, J", ("q", "v"),
-    one("energy", lambda c: (2,), "[kinetic, potential] energy, J"),
-    tree_program(lambda d: list(kinematics.energy(d.b, tree_of(d), d.get("v")))),
-    without_elements=True,
+    "energy", FORMULATION, "[kinetic, potential, elements] energy, J", ("q", "v"),
+    one("energy", lambda c: (3,),
+        "[kinetic, potential (gravity), elements (the force elements' potential)] energy, J"),
+    tree_program(lambda d: [*kinematics.energy(d.b, tree_of(d), d.get("v")), potential_of(d)]),
+    doc="elements: ½k(L − L₀)² per point spring, ½k(θ − rest)² per joint spring, −F θ per "
+    "actuator (θ as element_forces reads it; 0 without force elements); dampers dissipate "
+    "and have none. The sum of the three is the mechanical energy, constant in a motion "
+    "without dampers or joint torques.",
 ))
 
 register(Kernel(

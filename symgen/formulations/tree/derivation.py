@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 
 from symgen.errors import SymgenError
-from symgen.formulations.element_forces import element_forces
+from symgen.formulations.element_forces import element_forces, element_potential
 from symgen.formulations.tree.context import INPUT_DOCS, TreeContext, TreeTarget, input_shape
 from symgen.formulations.tree.hinges import SNAP_TOLERANCE, SymbolicTree, build_tree
-from symgen.ir.expr import Expr
+from symgen.ir.expr import ZERO, Expr
 from symgen.ir.program import Program, ProgramBuilder
 from symgen.model import Model
 from symgen.registry import Kernel, Output
@@ -138,17 +138,31 @@ def elements_of(d: Derivation, v: Sequence[Expr] | None = None) -> list[Expr] | 
                           d.get("params") or (), d.snap)
 
 
+def element_forces_of(d: Derivation) -> list[Expr]:
+    """Q(q, q̇) of the model's force elements at the input v, zeros when it has none (the
+    ``element_forces`` kernel)."""
+    return elements_of(d) or [ZERO] * tree_of(d).nv
+
+
+def potential_of(d: Derivation) -> Expr:
+    """V(q) of the model's force elements (½k(L − L₀)², ½k(θ − rest)², −F θ; 0 when it has
+    none: :func:`symgen.formulations.element_forces.element_potential`)."""
+    return element_potential(d.b, tree_of(d), d.get("q"), d.get("params") or (), d.snap)
+
+
 __all__ = [
     "ACC_DOC",
     "Derivation",
     "Derive",
     "TAU_DOC",
     "Values",
+    "element_forces_of",
     "elements_of",
     "flat",
     "nv_nv_shape",
     "nv_shape",
     "one",
+    "potential_of",
     "tree_of",
     "tree_program",
     "with_context",

@@ -107,7 +107,10 @@ class TreeFormulation:
                           f"elements ({names}): the spanning tree's dynamics take joint "
                           "torques as inputs; constrained_forward_dynamics, "
                           "constrained_inverse_dynamics and the natural-coordinate kernels "
-                          "include them", stacklevel=3)
+                          "include them; element_forces gives their Q", stacklevel=3)
+        if model.parameters:  # params (model.parameter_names order) default to the declared
+            kernel_set.input_defaults["params"] = tuple(float(p.default)
+                                                        for p in model.parameters)
         kernel_set.sizes = [
             ("NQ", model.nq, "length of q"),
             ("NV", model.nv, "length of v, a, tau"),
