@@ -23,6 +23,7 @@ from symgen.apps.cli_report import (
     derive_with_progress,
     ops_table,
 )
+from symgen.apps.cli_simulate import simulate_command
 from symgen.apps.summary import describe
 from symgen.backends.c99.emit import emit_c
 from symgen.backends.real import REALS, real_type
@@ -546,6 +547,9 @@ def _base_hint(model) -> None:
     hint = mobile_base_hint(model)
     if hint:
         _say(hint)
+
+
+main.add_command(simulate_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

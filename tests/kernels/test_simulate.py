@@ -132,3 +132,17 @@ def test_rejected_steps_stay_on_the_published_branch():
     order = [model.joint_names.index(name) for name in ANDREWS_JOINTS]
     y = ANDREWS_Y0 + trajectory.q[-1][order]
     assert np.max(np.abs(y - ANDREWS_Y_REF)) < 1e-3
+
+
+def test_simulate_command(tmp_path):
+    from cli_runner import run_split
+
+    path = str(EXAMPLES / "four_bar.yaml")
+    result = run_split("simulate", path, "--duration", "0.2", "--q0", "0.3,0,0",
+                       "--csv", str(tmp_path / "run.csv"))
+    assert result.exit_code == 0, result.stderr
+    assert "energy balance" in result.stdout and "largest |phi|" in result.stdout
+    rows = np.loadtxt(tmp_path / "run.csv", delimiter=",", skiprows=1)
+    assert rows.shape[1] == 1 + 3 + 3 and rows[-1, 0] == pytest.approx(0.2)
+    bad = run_split("simulate", path, "--duration", "0.2", "--q0", "1,2")
+    assert bad.exit_code == 2 and "expected nq = 3" in bad.stderr
