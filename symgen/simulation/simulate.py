@@ -69,17 +69,14 @@ class _Dynamics:
         self.loops = method == "projected"
         self.multipliers: Array | None = None
         self.has_elements = bool(model.force_elements)
-        self.elastic = "elastic" in self._outputs("energy")
+        # the energy kernel gives [kinetic, potential, elements' potential] (docs/api.md)
+        self.elastic = any(o.shape == (3,) for o in getattr(lib.energy, "outputs", ()))
         if self.has_elements and not hasattr(lib, "element_forces"):
             from symgen.reference.forces import element_forces
 
             self._reference_elements = element_forces
         else:
             self._reference_elements = None
-
-    def _outputs(self, kernel: str) -> list[str]:
-        function = getattr(self.lib, kernel, None)
-        return [o.name for o in getattr(function, "outputs", ())]
 
     def call(self, name: str, *args):
         function = getattr(self.lib, name)
