@@ -20,10 +20,9 @@ class Trajectory:
 
     ``position_residual`` and ``velocity_residual`` are max |Φ(q)| and max |Φ_q v| of the
     loop constraints (zeros for open trees). ``energy`` is the mechanical energy: kinetic,
-    gravitational and, where the kernels provide it, the potential of the springs and
-    actuators; ``work`` the work done on the system since ``t[0]`` by what ``energy`` does
-    not hold (the applied joint forces, the dampers and, without an elastic potential, the
-    force elements). :attr:`energy_balance` (energy − energy[0] − work) is zero for the exact
+    gravitational and the potential of the springs and actuators (the ``energy`` kernel's
+    three entries); ``work`` the work done on the system since ``t[0]`` by what ``energy``
+    does not hold: the applied joint forces and the dampers. :attr:`energy_balance` (energy − energy[0] − work) is zero for the exact
     motion: its size is the integrator's energy error. ``method`` names the integrator and
     ``notes`` what it did (branch checks, re-assemblies, ...)."""
 
