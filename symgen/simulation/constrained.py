@@ -59,6 +59,15 @@ class ConstrainedSolver:
         self.inverse = inverse_lower.T @ inverse_lower
 
     def solve(self, b: Array, c: Array, lam: Array | None = None) -> tuple[Array, Array]:
+        """(x, λ) with M x + Gᵀλ = b and G x + c = 0, by the iteration and one step of
+        iterative refinement on both equations (the solve with M + αGᵀG loses
+        cond·ε, which the refinement recovers)."""
+        x, lam = self._iterate(b, c, lam)
+        residual = b - self.mass @ x - self.jacobian.T @ lam
+        dx, dlam = self._iterate(residual, self.jacobian @ x + c, None)
+        return x + dx, lam + dlam
+
+    def _iterate(self, b: Array, c: Array, lam: Array | None) -> tuple[Array, Array]:
         g, alpha = self.jacobian, self.alpha
         lam = np.zeros(g.shape[0]) if lam is None else lam.copy()
         x = self.inverse @ (b - g.T @ (lam + alpha * c))

@@ -22,8 +22,9 @@ class Trajectory:
     loop constraints (zeros for open trees). ``energy`` is the mechanical energy: kinetic,
     gravitational and the potential of the springs and actuators (the ``energy`` kernel's
     three entries); ``work`` the work done on the system since ``t[0]`` by what ``energy``
-    does not hold: the applied joint forces and the dampers. :attr:`energy_balance` (energy − energy[0] − work) is zero for the exact
-    motion: its size is the integrator's energy error. ``method`` names the integrator and
+    does not hold: the applied joint forces and the dampers. :attr:`energy_balance`
+    (energy − energy[0] − work) is zero for the exact motion: its size is the integrator's
+    energy error. ``method`` names the integrator and
     ``notes`` what it did (branch checks, re-assemblies, ...)."""
 
     model: Model
