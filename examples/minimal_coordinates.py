@@ -6,7 +6,9 @@ The constraint embedding (docs/loops.md, Jain 2009) works in the independent coo
 only: the state is (q_R, θ̇_R), here the hip, the knee's coupler and the ankle of
 examples/models/four_bar_knee.yaml (3 DOF of 5 joint coordinates). Each RK4 stage solves
 the dependent coordinates from the independent ones (``dependent_coordinates``: Newton
-seeded by the previous configuration, with a status that flags singular configurations)
+seeded by the predictor q + c·h·q̇ of the stage, with a status that flags singular
+configurations; a correction larger than the step's own motion, i.e. a jump to another
+assembly branch, stops the run with a message)
 and takes θ̈_R from ``embedded_forward_dynamics``, which also returns the rates and
 accelerations of every joint. The leg falls from hip 0.5 rad under gravity, no torque: the
 script prints the energy drift, the largest loop-closure residual and the operation counts
@@ -66,37 +68,47 @@ def main() -> None:
     q = LoopClosure(model).assemble(q)
     zero = np.zeros(model.nv)
 
-    def close(q_guess: np.ndarray, q_ind: np.ndarray) -> np.ndarray:
+    def close(q_from: np.ndarray, q_guess: np.ndarray, q_ind: np.ndarray) -> np.ndarray:
+        """The dependent coordinates for q_ind, by Newton from the predictor q_guess (the
+        configuration the step's joint rates lead to, never a later one); a correction
+        larger than half the step's own motion means the loops closed on another assembly
+        branch, which is refused rather than passed on."""
         q_new = q_guess.copy()
         q_new[ind] = q_ind
         q_new, status = lib.dependent_coordinates(q_new)
         if status[1] < 1e-8:
             raise SystemExit("singular configuration: the independent coordinates no longer "
                              "determine the motion")
+        motion = float(np.max(np.abs(q_guess - q_from)))
+        if float(np.max(np.abs(q_new - q_guess))) > 0.5 * motion + 1e-8:
+            raise SystemExit("the dependent coordinates jumped to another assembly branch: "
+                             "use a smaller --dt")
         return q_new
 
-    def accel(q_full: np.ndarray, v_ind: np.ndarray) -> tuple[np.ndarray, float]:
-        """(θ̈_R, the dampers' power Q_d·θ̇ at the state)."""
+    def accel(q_full: np.ndarray, v_ind: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, float]:
+        """(θ̈_R, every joint's rate, the dampers' power Q_d·θ̇ at the state)."""
         a_ind, v_full, _ = lib.embedded_forward_dynamics(q_full, v_ind, zero)
         damping = lib.element_forces(q_full, v_full) - lib.element_forces(q_full, zero)
-        return a_ind, float(damping @ v_full)
+        return a_ind, v_full, float(damping @ v_full)
 
     x, v = q[ind].copy(), np.zeros(len(ind))
     e0 = float(np.sum(lib.energy(q, zero)))
     dampers = any(float(getattr(e, "damping", 0.0)) for e in model.resolve().force_elements)
     work, drift, phi, top, h = 0.0, 0.0, 0.0, 0.0, args.dt
     for _ in range(int(round(args.duration / h))):
-        k1, p1 = accel(q, v)
-        q2 = close(q, x + 0.5 * h * v)
-        k2, p2 = accel(q2, v + 0.5 * h * k1)
-        q3 = close(q2, x + 0.5 * h * (v + 0.5 * h * k1))
-        k3, p3 = accel(q3, v + 0.5 * h * k2)
-        q4 = close(q3, x + h * (v + 0.5 * h * k2))
-        k4, p4 = accel(q4, v + h * k3)
+        # each stage's dependent coordinates are seeded by the predictor q + c·h·q̇
+        k1, r1, p1 = accel(q, v)
+        q2 = close(q, q + 0.5 * h * r1, x + 0.5 * h * v)
+        k2, r2, p2 = accel(q2, v + 0.5 * h * k1)
+        q3 = close(q, q + 0.5 * h * r2, x + 0.5 * h * (v + 0.5 * h * k1))
+        k3, r3, p3 = accel(q3, v + 0.5 * h * k2)
+        q4 = close(q, q + h * r3, x + h * (v + 0.5 * h * k2))
+        k4, r4, p4 = accel(q4, v + h * k3)
         work += h / 6 * (p1 + 2 * p2 + 2 * p3 + p4)  # the dampers' work, ≤ 0
         x = x + h / 6 * (6 * v + h * (k1 + k2 + k3))
         v = v + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-        q = close(q4, x)
+        q = close(q, q + h / 6 * (r1 + 2 * r2 + 2 * r3 + r4), x)
         _, v_full, _ = lib.embedded_forward_dynamics(q, v, zero)
         energy = lib.energy(q, v_full)
         top = max(top, float(energy[0]))
