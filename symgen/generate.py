@@ -22,7 +22,7 @@ from symgen.formulations.tree.options import (
 )
 from symgen.ir.counts import op_counts
 from symgen.ir.optimize import optimize
-from symgen.ir.program import Program
+from symgen.ir.program import ArraySpec, Program
 from symgen.kernel_set import FormulationContext, KernelSet
 from symgen.model import Model
 from symgen.model.moving import require_moving_joint
@@ -86,6 +86,24 @@ def _check_outputs(kernel: registry.Kernel, program: Program,
     if declared != built:
         raise SymgenError(f"internal error: kernel {kernel.name} derived outputs {built}, "
                           f"the registry declares {declared}")
+
+
+def empty_inputs(kernel: registry.Kernel, program: Program
+                 ) -> tuple[tuple[int, ArraySpec], ...]:
+    """The inputs ``kernel`` declares that ``program`` does not take, each with its position
+    among the call's arguments (after the declared inputs before it) and a spec of shape
+    ``(0,)``. A formulation leaves a declared input out of a program only when it has no
+    element for the model (natural coordinates: ``tau`` of a mechanism without a 1-DOF
+    joint): C99 has no zero-length arrays (:attr:`KernelSet.empty_inputs`)."""
+    order = [s.name for s in program.inputs]
+    missing = [name for name in kernel.inputs if name not in order]
+    for name in missing:
+        k = kernel.inputs.index(name)
+        before = [n for n in kernel.inputs[:k] if n in order]
+        order.insert(order.index(before[-1]) + 1 if before else 0, name)
+    return tuple((order.index(name), ArraySpec(name, (0,), "no element for this model: "
+                                               "not an argument of the C function"))
+                 for name in missing)
 
 
 def generate(
@@ -155,7 +173,15 @@ def generate(
             out.choices[name] = best[2]
         if len(totals) > 1:
             out.alternatives[name] = totals
+        if empty := empty_inputs(catalogue[kernel], best[1]):
+            out.empty_inputs[name] = empty
     formulation.finish(out, context)
+    if out.empty_inputs:
+        names = sorted({spec.name for e in out.empty_inputs.values() for _, spec in e})
+        out.notes.append(
+            f"Inputs without elements for this model ({', '.join(names)}): not arguments of "
+            "the C functions (C99 has no zero-length arrays); the numpy wrappers accept them "
+            "empty or left out: " + ", ".join(out.empty_inputs))
     return out
 
 
@@ -165,6 +191,7 @@ __all__ = [
     "PARTITION_CHOICES",
     "assign_program_names",
     "default_frames",
+    "empty_inputs",
     "generate",
     "check_frames",
     "program_name",

@@ -12,7 +12,7 @@ import numpy as np
 from symgen.errors import SymgenError
 from symgen.ir.counts import op_counts
 from symgen.ir.printer import evaluate
-from symgen.ir.program import Program
+from symgen.ir.program import ArraySpec, Program
 from symgen.model import Model
 
 
@@ -56,6 +56,18 @@ class KernelSet:
     #: The formulation that derived the programs, and its context.
     formulation: str = "tree"
     context: FormulationContext | None = None
+    #: What an input is when a call leaves it out, by input name (set by the formulation's
+    #: ``finish``): ``params`` → the declared defaults of the runtime parameters the kernels
+    #: take (every parameter of a tree kernel set; the force elements' own parameters of a
+    #: natural-coordinate one). Used by the numpy wrappers and :meth:`evaluate`.
+    input_defaults: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    #: Per program, the inputs its kernel declares (:attr:`symgen.registry.Kernel.inputs`)
+    #: that have no element for this model, e.g. ``tau`` of a natural-coordinate mechanism
+    #: without a 1-DOF joint: each with its position among the call's arguments and its
+    #: spec (shape ``(0,)``). C99 has no zero-length arrays, so the C functions leave them
+    #: out; the numpy wrappers and :meth:`evaluate` accept them empty (or omitted), so that
+    #: every model's kernels take the same arguments (:func:`symgen.generate.generate`).
+    empty_inputs: dict[str, tuple[tuple[int, ArraySpec], ...]] = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> object:
         if name in _MOVED:  # the methods that became backend functions: say where they went
@@ -77,8 +89,19 @@ class KernelSet:
         return {name: op_counts(p) for name, p in self.programs.items()}
 
     def evaluate(self, name: str, **inputs: object) -> dict[str, np.ndarray]:
-        """Evaluate program ``name`` in Python (see :meth:`Program.evaluate`)."""
-        return evaluate(self[name], **inputs)
+        """Evaluate program ``name`` in Python (:func:`symgen.ir.printer.evaluate`); an
+        input left out takes its :attr:`input_defaults` value, an input of
+        :attr:`empty_inputs` may be given (with no element) or left out."""
+        program = self[name]
+        for _, spec in self.empty_inputs.get(name, ()):
+            given = inputs.pop(spec.name, None)
+            if given is not None and np.asarray(given).size != 0:
+                raise ValueError(f"{name}: input {spec.name} has no element for this model "
+                                 "(give an empty array or leave it out)")
+        for spec in program.inputs:
+            if spec.name not in inputs and spec.name in self.input_defaults:
+                inputs[spec.name] = self.input_defaults[spec.name]
+        return evaluate(program, **inputs)
 
 
 __all__ = ["FormulationContext", "KernelSet"]

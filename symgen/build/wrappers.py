@@ -40,7 +40,11 @@ class KernelFunction:
       as one C loop.
 
     Anything else (e.g. a 1-D ``params`` of the wrong length) raises ``ValueError`` naming
-    the kernel, the argument, the expected and the given shape. Inputs are converted to the
+    the kernel, the argument, the expected and the given shape. An input of ``empty`` (one
+    the kernel declares but that has no element for this model, such as ``tau`` of a
+    natural-coordinate mechanism without a 1-DOF joint: :attr:`KernelSet.empty_inputs`)
+    keeps its place among the arguments, defaults to an empty array and, when given, must be
+    empty (``(0,)``, or ``(n, 0)`` in a batch); it is not passed to C. Inputs are converted to the
     build's real type; in a float build a finite value beyond the float range raises
     ``ValueError`` (it would become inf), while inf and nan pass through as in C.
 
@@ -51,7 +55,8 @@ class KernelFunction:
 
     Single calls with C-contiguous arrays of the build's type (and Python floats for size-1
     arguments of a double build) call the kernel straight from C
-    (:mod:`symgen.backends.c99.fastcall`).
+    (:mod:`symgen.backends.c99.fastcall`), unless an empty input comes before an argument of
+    the C function (positional arguments would then be read differently).
     """
 
     #: Calls go to the fast function of the compiled module (``_fast``), which hands what it
@@ -61,9 +66,17 @@ class KernelFunction:
 
     def __init__(self, name: str, inputs: Sequence[ArraySpec], outputs: Sequence[ArraySpec],
                  ffi, lib, c_name: str, real: str, defaults: dict[str, np.ndarray],
-                 fast=None, batch_name: str | None = None) -> None:
+                 fast=None, batch_name: str | None = None,
+                 empty: Sequence[tuple[int, ArraySpec]] = ()) -> None:
         self.name = name
-        self.inputs = tuple(inputs)
+        #: The arguments of the C function (the program's inputs), and every argument of a
+        #: call: those and the ``empty`` inputs at their positions.
+        self._c_inputs = tuple(inputs)
+        full: list[ArraySpec] = list(inputs)
+        for position, spec in sorted(empty, key=lambda e: e[0]):
+            full.insert(position, spec)
+        self.inputs = tuple(full)
+        self._passed = tuple(all(s.name != e.name for _, e in empty) for s in full)
         self.outputs = tuple(outputs)
         self._ffi, self._single = ffi, getattr(lib, c_name)
         #: The C function of a batch: the SIMD batch when built (``batch_name``), else the
@@ -71,12 +84,13 @@ class KernelFunction:
         self._batch = getattr(lib, batch_name or c_name + "_batch")
         self._ctype = f"{real_type(real).name}[]"
         self.dtype = DTYPES[real_type(real).name]
-        self._defaults = defaults
+        self._defaults = {**defaults, **{spec.name: np.zeros(0) for _, spec in empty}}
         self._takes_out = all(s.name != "out" for s in self.inputs)
         returns = ", ".join(s.name for s in self.outputs)
-        self.__doc__ = f"{name}({', '.join(s.name for s in inputs)}) -> {returns}"
+        self.__doc__ = f"{name}({', '.join(s.name for s in self.inputs)}) -> {returns}"
         self._fast = self._general
-        if fast is not None and self.inputs:  # kernels without inputs have no fast function
+        trailing = all(position >= len(self._c_inputs) for position, _ in empty)
+        if fast is not None and self._c_inputs and trailing:  # (no inputs: no fast function)
             self._fast = fast.bind(name, self._general, self._fast_defaults())
 
     def __repr__(self) -> str:
@@ -98,7 +112,7 @@ class KernelFunction:
         """The defaults of the trailing arguments, read-only in the build's type (none when
         one cannot be converted: the general path then reports it)."""
         trailing: list[np.ndarray] = []
-        for spec in reversed(self.inputs):
+        for spec in reversed(self._c_inputs):
             if spec.name not in self._defaults:
                 break
             with np.errstate(over="raise", invalid="ignore"):
@@ -141,8 +155,9 @@ class KernelFunction:
         out = kwargs.pop("out", None) if self._takes_out else None
         arrays = self._arguments(args, kwargs)
         batch = _batch_size(self.name, self.inputs, arrays)
-        prepared = [self._prepare(spec, a, batch) for spec, a in zip(self.inputs, arrays,
-                                                                     strict=True)]
+        prepared = [self._prepare(spec, a, batch)
+                    for spec, a, passed in zip(self.inputs, arrays, self._passed, strict=True)
+                    if passed]
         results = self._results(out, batch)
         if out is not None:  # an input overlapping an output is read first
             prepared = [p.copy() if any(np.may_share_memory(p, r) for r in results) else p
@@ -241,7 +256,10 @@ def _batch_size(kernel: str, specs: Sequence[ArraySpec], arrays: Sequence[np.nda
             or (spec.size == 1 and a.shape == (batch,)))
         if not (single or batched):
             one, many = _shape_text(spec.shape), _shape_text(spec.shape, "n")
-            if spec.size == 1:
+            if spec.size == 0:
+                expected = (f"be empty (none for this model): shape {one} for one call, "
+                            f"{many} for a batch")
+            elif spec.size == 1:
                 expected = (f"be a scalar or have shape {one} for one call, {many} or (n,) "
                             "for a batch")
             else:
@@ -267,15 +285,15 @@ class CompiledKernels:
                            else int(getattr(module.lib, f"{vector_source.prefix}_simd_width")()))
         vector_batch = {} if vector_source is None else {
             f.program: f.batch_name for f in vector_source.functions}
-        model = ks.model
-        defaults = {}
-        if model.parameters:
-            defaults["params"] = np.array([p.default for p in model.parameters])
+        # params default to the declared values (KernelSet.input_defaults)
+        defaults = {name: np.array(values, dtype=float)
+                    for name, values in ks.input_defaults.items()}
         self.functions: dict[str, KernelFunction] = {}
         for name, program in ks.programs.items():
             self.functions[name] = KernelFunction(
                 name, program.inputs, program.output_specs, module.ffi, module.lib,
                 f"{src.prefix}_{name}", real, defaults, fast, vector_batch.get(name),
+                ks.empty_inputs.get(name, ()),
             )
         for name, function in self.functions.items():  # plain attributes: a fast look-up
             if not hasattr(type(self), name) and name not in self.__dict__:
