@@ -45,7 +45,9 @@ REGISTRATION_MODULES = (
 DEFAULT_FORMULATION = "tree"
 
 #: How a kernel's results are compared with a peer's (:mod:`symgen.apps.verify`): ``relative``
-#: (max |a − b| / max(|b|, 1)) or ``solve`` (the backward error of a solution of M x = y).
+#: (max |a − b| / max(|b|, 1)), ``solve`` (the backward error of a solution of M x = y) or
+#: ``system`` (the backward error of outputs that together solve a linear system the
+#: reference returns: ``system_outputs``, default all; the others relative).
 COMPARISONS = ("relative", "solve", "system")
 
 
@@ -81,9 +83,10 @@ class Kernel:
       ``embedding``: derived only for a model with loop joints or couplings (the
       constraint-embedding kernels); ``consistent``: compared by :mod:`symgen.apps.verify` at
       assembled configurations with velocities along the motion (G v = 0), where its
-      methods agree, and by relative error (also ``forward_dynamics`` of a model with loop
-      joints); ``on_request``: a program built from other programs (derivatives,
-      regressors), derived by ``symgen info --ops`` only when named with ``--kernels``;
+      methods agree or where it is defined (derivatives along the loop manifold), and by
+      relative error (also ``forward_dynamics`` of a model with loop joints);
+      ``on_request``: a program built from other programs (derivatives, regressors),
+      derived by ``symgen info --ops`` only when named with ``--kernels``;
       ``without_elements``: a dynamics kernel of the spanning tree that leaves the model's
       force elements out (generation warns when the model has some);
     - ``setup``: run once per initial condition (assembly), not per time step: its SIMD
@@ -105,6 +108,9 @@ class Kernel:
     #: target (:data:`symgen.formulations.tree.derivation.Derive` for the tree).
     derive: Callable[..., Program]
     comparison: str = "relative"
+    #: With ``comparison="system"``: the outputs that together solve the system (default:
+    #: every output); the others are compared by relative error.
+    system_outputs: tuple[str, ...] = ()
     per_frame: bool = False
     takes_forces: bool = False
     uses_tree: bool = True
@@ -141,6 +147,10 @@ class Registry:
             raise SymgenError(f"kernel {kernel.name!r} is registered twice")
         if kernel.comparison not in COMPARISONS:
             raise SymgenError(f"kernel {kernel.name!r}: unknown comparison {kernel.comparison!r}")
+        unknown = set(kernel.system_outputs) - {o.name for o in kernel.outputs}
+        if unknown or (kernel.system_outputs and kernel.comparison != "system"):
+            raise SymgenError(f"kernel {kernel.name!r}: system_outputs {kernel.system_outputs} "
+                              "must be outputs of a kernel compared as a system")
         self.kernels[kernel.name] = kernel
         return kernel
 

@@ -513,8 +513,9 @@ def verify_command(model_path, floating_base, kernel_list, real, params, prefix,
     _say(f"comparing on {states} random states")
     report = verify_compiled(lib, random_states(ks, states, seed), float_lib)
     checks = report.checks
-    width = max(len(c.program) for c in checks)
-    click.echo(f"{'kernel'.ljust(width)}  {'peer':<15}  {'max rel. error':>14}  tolerance")
+    width = max((len(c.program) for c in checks), default=6)
+    if checks:
+        click.echo(f"{'kernel'.ljust(width)}  {'peer':<15}  {'max rel. error':>14}  tolerance")
     for c in checks:
         error = "-" if c.skipped is not None else f"{c.error:.2e}"
         click.echo(f"{c.program.ljust(width)}  {c.peer:<15}  {error:>14}  {c.tolerance:.0e}"

@@ -61,6 +61,8 @@ def _natural(model: symgen.Model, kernels: tuple[str, ...] | None = None):
 
 def test_params_default_to_the_declared_values_in_natural_kernels(sprung):
     nm, ks, lib = _natural(sprung)
+    q, qd, tau = nm.q0, np.full(nm.n, 0.1), np.zeros(len(nm.actuated))
+    lib.nc_forces(q, qd, tau)  # was: nc_forces() is missing the argument 'params'
     assert sprung.parameter_names == ["k", "m_piston"]
     assert nm.force_parameters == ["k"]  # m_piston is in the inertia: baked in
     assert ks.input_defaults == {"params": (40.0,)}
@@ -70,7 +72,6 @@ def test_params_default_to_the_declared_values_in_natural_kernels(sprung):
     for name in takes:
         default = inspect.signature(lib[name]).parameters["params"].default
         np.testing.assert_array_equal(default, [40.0])
-    q, qd, tau = nm.q0, np.full(nm.n, 0.1), np.zeros(len(nm.actuated))
     stretched = lib.nc_forces(q, qd, tau, [40.0])
     np.testing.assert_array_equal(lib.nc_forces(q, qd, tau), stretched)
     assert np.max(np.abs(lib.nc_forces(q, qd, tau, [80.0]) - stretched)) > 1.0

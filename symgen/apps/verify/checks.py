@@ -12,7 +12,17 @@ correct implementations differ by more than 1e-10 there; the backward error does
 kernel whose outputs together solve another linear system (comparison ``"system"``:
 constrained forward dynamics, whose saddle-point matrix reaches a condition number of 1e10
 on random states of Bricard's linkage) is compared the same way, with the system matrix its
-reference returns as ``system`` and the outputs concatenated in their order.
+reference returns as ``system`` and the outputs concatenated in their order (the registry's
+``system_outputs``, when only some outputs solve it; the others by relative error). The
+backward error also compares only what is unique when the system is singular: with
+redundant constraints (natural coordinates, Bricard's 24 constraints of rank 23) the
+multipliers λ are not unique, but the constraint forces Φ_qᵀλ and q̈ are, and
+[[M, Φ_qᵀ], [Φ_q, 0]] [δq̈; δλ] vanishes exactly when δq̈ = 0 and Φ_qᵀδλ = 0.
+
+An output whose reference also returns ``<output>:roundoff`` (one value per state: how far
+two correct implementations may differ in it, e.g. the multipliers of the augmented-
+Lagrangian step, which carry the rounding of Φ times penalties up to 1e15) is compared
+relative to max(|b|, 1, roundoff / tolerance) (:func:`roundoff_error`).
 """
 
 from __future__ import annotations
@@ -32,7 +42,13 @@ from symgen.apps.verify.mujoco_queries import (
     mujoco_unavailable,
 )
 from symgen.apps.verify.pinocchio_queries import PINOCCHIO, PinocchioQuery
-from symgen.apps.verify.reference_queries import REFERENCES, STATES, reference_query
+from symgen.apps.verify.reference_queries import (
+    NO_REFERENCE,
+    REFERENCES,
+    ROUNDOFF,
+    STATES,
+    reference_query,
+)
 from symgen.generate import KernelSet
 
 #: Tolerances of ``symgen verify``: double kernels against the reference and Pinocchio, and
@@ -62,6 +78,20 @@ def solve_error(actual, expected, mass_matrices) -> float:
         scale = norm * max(float(np.max(np.abs(b), initial=0.0)), 1.0)
         residual = float(np.max(np.abs(m @ (a - b)), initial=0.0))
         worst = max(worst, residual / scale if scale > 0 else residual)
+    return worst
+
+
+def roundoff_error(actual, expected, roundoff, tolerance: float) -> float:
+    """Worst over the states of max|a − b| / max(max|b|, 1, r / tolerance), r the state's
+    roundoff level (differences up to r between correct implementations): a difference
+    within r scores at most ``tolerance``."""
+    worst = 0.0
+    for a, b, r in zip(actual, expected, roundoff, strict=True):
+        a, b = np.asarray(a, float), np.asarray(b, float)
+        if a.shape != b.shape:
+            raise ValueError(f"shapes differ: {a.shape} and {b.shape}")
+        scale = max(float(np.max(np.abs(b), initial=0.0)), 1.0, float(r) / tolerance)
+        worst = max(worst, float(np.max(np.abs(a - b), initial=0.0)) / scale)
     return worst
 
 
@@ -240,6 +270,8 @@ class Report:
         what was skipped."""
         performed = self.performed
         peers = ", ".join(sorted({c.peer for c in performed})) or "no peer"
+        if not performed and not self.skipped:
+            return "no check performed (see the notes)"
         if self.failed:
             text = f"{len(self.failed)} of {len(performed)} checks FAILED ({peers})"
         else:
@@ -302,11 +334,18 @@ def verify_compiled(lib, states: list[dict], float_lib=None, pinocchio_from_sour
         if kernel.name in REFERENCES:
             values = [reference_values(ks, name, s) for s in states]
             expected = {o: np.array([v[o] for v in values]) for o in outputs}
+            own: dict[str, Callable] = {
+                o: partial(roundoff_error, roundoff=[v[o + ROUNDOFF] for v in values],
+                           tolerance=tolerance)
+                for o in outputs if o + ROUNDOFF in values[0]}
             if kernel.comparison == "system":
-                error = partial(_system_error, outputs=outputs,
+                error = partial(_system_error, outputs=list(kernel.system_outputs or outputs),
                                 systems=[v["system"] for v in values])
-            report.checks.append(Check(name, "reference", _worst(error, got, expected),
-                                       tolerance))
+            report.checks.append(Check(name, "reference",
+                                       _worst(error, got, expected, own), tolerance))
+        else:
+            why = NO_REFERENCE.get(kernel.name, "no numpy reference")
+            report.notes.append(f"{name}: not compared with a reference ({why})")
         for peer_name, value in peers.items():
             check = None if value is None else _peer_check(peer_name, value, name, states,
                                                            got, error)
@@ -324,11 +363,19 @@ def verify_compiled(lib, states: list[dict], float_lib=None, pinocchio_from_sour
 
 
 def _worst(error: Callable, got: Mapping[str, np.ndarray],
-           expected: Mapping[str, np.ndarray]) -> float:
-    """The largest error over the outputs (a ``_system_error`` takes them all at once)."""
+           expected: Mapping[str, np.ndarray], own: Mapping[str, Callable] | None = None
+           ) -> float:
+    """The largest error over the outputs: a ``_system_error`` takes its outputs at once,
+    the others get ``error`` (relative when it is a system's), or their ``own``."""
+    own = own or {}
+    worst = []
+    rest = list(expected)
     if isinstance(error, partial) and error.func is _system_error:
-        return error(got, expected)
-    return max(error(got[o], expected[o]) for o in expected)
+        worst.append(error(got, expected))
+        rest = [o for o in rest if o not in error.keywords["outputs"]]
+        error = relative_error
+    worst += [own.get(o, error)(got[o], expected[o]) for o in rest]
+    return max(worst)
 
 
 def _system_error(got: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray],
@@ -396,6 +443,7 @@ __all__ = [
     "reference_value",
     "reference_values",
     "relative_error",
+    "roundoff_error",
     "solve_error",
     "verify_compiled",
 ]

@@ -72,6 +72,13 @@ class NaturalQuery:
 Query = ReferenceQuery | NaturalQuery
 Reference = Callable[[Query], Mapping[str, np.ndarray]]
 
+#: A reference's ``<output>:roundoff`` entry: how far two correct implementations may differ
+#: in that output at the state (:func:`symgen.apps.verify.checks.roundoff_error`).
+ROUNDOFF = ":roundoff"
+#: Safety factor of :func:`_multiplier_roundoff` over the measured differences (at most
+#: 0.82 of its estimate on the examples' models).
+ROUNDOFF_FACTOR = 16.0
+
 
 def _tree_query(ks: KernelSet, name: str, state: Mapping[str, Any]) -> ReferenceQuery:
     assert isinstance(ks.context, TreeContext)
@@ -367,11 +374,44 @@ def _params(r: NaturalQuery) -> np.ndarray | None:
     return r.state.get("params") if r.nm.force_parameters else None
 
 
+def _saddle(nm: NaturalModel, q: np.ndarray) -> np.ndarray:
+    """[[M, Φ_qᵀ], [Φ_q, 0]] at q: the system q̈ and λ solve, singular with redundant
+    constraints (the backward error then compares q̈ and Φ_qᵀλ, which are unique)."""
+    pq = nm.phi_q(q)
+    return np.block([[nm.mass_matrix, pq.T], [pq, np.zeros((nm.m, nm.m))]])
+
+
+_TERMS: dict[int, tuple[NaturalModel, Callable[[np.ndarray], np.ndarray]]] = {}
+
+
+def _constraint_terms(nm: NaturalModel, q: np.ndarray) -> np.ndarray:
+    """Per constraint, the sum of the absolute values of its terms at q (Φ_i expanded into
+    monomials): its evaluation in floating point errs by about ε times that."""
+    if id(nm) not in _TERMS:
+        import sympy
+
+        rows = [sympy.Add(*[sympy.Abs(t) for t in sympy.Add.make_args(sympy.expand(c))])
+                for c in nm.constraints]
+        _TERMS[id(nm)] = (nm, sympy.lambdify([nm.symbols], rows, "numpy"))
+    return np.array(_TERMS[id(nm)][1](np.asarray(q, float)), dtype=float).reshape(nm.m)
+
+
+def _multiplier_roundoff(nm: NaturalModel, q: np.ndarray, alpha: np.ndarray) -> float:
+    """How far the step's multipliers of two correct implementations may differ at q: each
+    update λ* += α(Φ + μΦ̇) carries the rounding of Φ_i, ε Σ|terms of Φ_i|, times α_i (up
+    to 1e15 on the double pendulum), and the multiplier filter spreads it over every
+    multiplier; ``ROUNDOFF_FACTOR`` times ε max_i α_i Σ|terms of Φ_i|."""
+    if nm.m == 0:
+        return 0.0
+    eps = float(np.finfo(float).eps)
+    return ROUNDOFF_FACTOR * eps * float(np.max(alpha * _constraint_terms(nm, q)))
+
+
 def _lagrange(r: NaturalQuery) -> dict[str, np.ndarray]:
     alpha = r.options.baumgarte
     qdd, lam = lagrange_accelerations(r.nm, r.state["q"], r.state["qd"], alpha, alpha,
                                       tau=_tau(r), params=_params(r))
-    return {"qdd": qdd, "lam": lam}
+    return {"qdd": qdd, "lam": lam, "system": _saddle(r.nm, r.state["q"])}
 
 
 def _step(r: NaturalQuery) -> dict[str, np.ndarray]:
@@ -380,13 +420,16 @@ def _step(r: NaturalQuery) -> dict[str, np.ndarray]:
         r.nm, r.state["q"], r.state["qd"], r.state["qdd"],
         StepSettings(o.step, o.alpha, o.mu, o.iterations), r.state["lam"], _tau(r),
         _params(r))
-    return {"q_next": q, "qd_next": qd, "qdd_next": qdd, "lam_next": lam}
+    alpha = r.nm.step_penalty(o.step, o.damping, o.alpha, r.state["q"])
+    return {"q_next": q, "qd_next": qd, "qdd_next": qdd, "lam_next": lam,
+            "lam_next" + ROUNDOFF: np.array(_multiplier_roundoff(r.nm, q, alpha))}
 
 
 def _rk4(r: NaturalQuery) -> dict[str, np.ndarray]:
     q, qd, qdd, lam = rk4_step(r.nm, r.state["q"], r.state["qd"], r.state["qdd"],
                                r.options.step, _tau(r), _params(r))
-    return {"q_next": q, "qd_next": qd, "qdd_next": qdd, "lam_next": lam}
+    return {"q_next": q, "qd_next": qd, "qdd_next": qdd, "lam_next": lam,
+            "system": _saddle(r.nm, q)}
 
 
 #: The numpy reference of each kernel that has one, by kernel name (catalogue order).
@@ -466,5 +509,5 @@ NO_REFERENCE: dict[str, str] = {
 }
 
 
-__all__ = ["NO_REFERENCE", "QUERIES", "REFERENCES", "STATES", "NaturalQuery", "Reference",
-           "ReferenceQuery", "natural_states", "reference_query"]
+__all__ = ["NO_REFERENCE", "QUERIES", "REFERENCES", "ROUNDOFF", "STATES", "NaturalQuery",
+           "Reference", "ReferenceQuery", "natural_states", "reference_query"]

@@ -146,7 +146,8 @@ def _joints(c: NaturalContext) -> tuple[int, ...]:
 
 def _kernel(name: str, summary: str, inputs: tuple[str, ...], outputs: tuple[Output, ...],
             build: Callable[[NaturalContext], Program | None],
-            default: bool = True, **more: bool | float | str | None) -> None:
+            default: bool = True,
+            **more: bool | float | str | tuple[str, ...] | None) -> None:
     register(Kernel(name, FORMULATION, summary, inputs, outputs, _derive(build),
                     uses_tree=False, default=default, program_docs=True,
                     **more))
@@ -168,7 +169,10 @@ _kernel("nc_forces", "generalized forces Q (gravity, springs, joint forces)",
 _kernel("nc_accelerations", "accelerations and multipliers (Lagrange + Baumgarte)",
         ("q", "qd", "tau"),
         (Output("qdd", _n, "natural accelerations"), Output("lam", _m, "Lagrange multipliers")),
-        lambda c: nk.accelerations_program(c.nm, c.options))
+        lambda c: nk.accelerations_program(c.nm, c.options), comparison="system",
+        doc="verify compares q̈ and λ by their backward error in [[M, Φ_qᵀ], [Φ_q, 0]]: with "
+        "redundant constraints λ is not unique (the kernel sets a dependent constraint's "
+        "multiplier to 0, the reference takes the least-norm set) while q̈ and Φ_qᵀλ are.")
 _kernel("nc_step", "one augmented-Lagrangian trapezoidal step", ("q", "qd", "qdd", "lam", "tau"),
         (Output("q_next", _n, "natural coordinates at t + h"),
          Output("qd_next", _n, "natural velocities at t + h (projected)"),
@@ -179,8 +183,9 @@ _kernel("nc_step", "one augmented-Lagrangian trapezoidal step", ("q", "qd", "qdd
         doc="The step solves with the quasi-tangent (4/h²)M + Φ_qᵀBΦ_q (B ≈ the penalty "
         "matrix), whose condition relative to (4/h²)M the default penalty caps at 1e9; two "
         "correct implementations differ by up to ε·κ per solve (double), and their "
-        "multipliers by α_i·ε·‖∇Φ_i‖² (the penalty times the roundoff of Φ); a float build "
-        "loses every digit.")
+        "multipliers by up to ε·max_i α_i·Σ|terms of Φ_i| (each update adds α times the "
+        "rounding of Φ, with α up to 1e15; the filter spreads it over every multiplier), "
+        "which verify allows 16 times over; a float build loses every digit.")
 _kernel("nc_step_rk4", "one index-1 Runge-Kutta 4 step with projections (high accuracy)",
         ("q", "qd", "qdd", "lam", "tau"),
         (Output("q_next", _n, "natural coordinates at t + h (projected)"),
@@ -188,10 +193,12 @@ _kernel("nc_step_rk4", "one index-1 Runge-Kutta 4 step with projections (high ac
          Output("qdd_next", _n, "natural accelerations at t + h"),
          Output("lam_next", _m, "Lagrange multipliers at t + h")),
         lambda c: ns.rk4_step_program(c.nm, c.options), float_check=False,
-        default=False,
+        default=False, comparison="system", system_outputs=("qdd_next", "lam_next"),
         doc="Fourth order: for accuracy on regular motions (no singular positions); the "
         "trapezoidal nc_step is the robust default (singular positions, stiffness). Not in "
-        "the default set (name it): four saddle-point solves per step.")
+        "the default set (name it): four saddle-point solves per step. verify compares "
+        "q̈ and λ at t + h as nc_accelerations' (backward error: redundant constraints, and "
+        "conditions up to 1e7 of Φ_q M⁻¹ Φ_qᵀ).")
 _kernel("nc_assemble", "assembly: Newton-Raphson on Φ(q) = 0 from a guess", ("q",),
         (Output("q_assembled", _n, "assembled natural coordinates"),),
         lambda c: nk.assemble_program(c.nm, c.options), setup=True)

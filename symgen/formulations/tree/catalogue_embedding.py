@@ -147,7 +147,8 @@ def _ind_ind(c: TreeContext) -> tuple[int, ...]:
 
 _EMBEDDED_DERIVATIVES_DOC = (
     "Derivatives along the loop manifold: θ_R ⊕ δ_R moves every coordinate by X δ_R to first "
-    "order (docs/derivatives.md, 'Closed loops'). The numpy reference is central differences "
+    "order (docs/derivatives.md, 'Closed loops'), a manifold only assembled configurations "
+    "lie on: verify compares them there. The numpy reference is central differences "
     "(step 1e-6, bound 1e-6). " + _EMBEDDING_DOC)
 register(Kernel(
     "embedded_inverse_dynamics_derivatives", FORMULATION,
@@ -159,6 +160,7 @@ register(Kernel(
         d.b, c, d.b.name, d.inputs)),
     takes_forces=True, embedding=True,
     uses_tree=False, default=False, on_request=True, tolerance=DIFFERENCE_TOLERANCE,
+    consistent=True,
     doc=_EMBEDDED_DERIVATIVES_DOC,
 ))
 
@@ -174,6 +176,7 @@ register(Kernel(
         d.b, c, d.b.name, d.inputs, d.method)),
     takes_forces=True, embedding=True,
     uses_tree=False, default=False, on_request=True, tolerance=DIFFERENCE_TOLERANCE,
+    consistent=True,
     methods=EMBEDDED_METHODS, doc=_EMBEDDED_DERIVATIVES_DOC,
 ))
 
@@ -189,5 +192,6 @@ register(Kernel(
         d.b, c, d.b.name, d.inputs, d.method)),
     takes_forces=True, embedding=True,
     uses_tree=False, default=False, on_request=True, tolerance=DIFFERENCE_TOLERANCE,
+    consistent=True,
     methods=EMBEDDED_METHODS, doc=_EMBEDDED_DERIVATIVES_DOC,
 ))
