@@ -88,7 +88,7 @@ def describe(key: str) -> dict[str, Any]:
     nm = case.nm
     out: dict[str, Any] = {"n": nm.n, "m": nm.m, "dof": nm.dof, "error": case.error_name}
     if key.startswith("chain"):
-        ref = nr.chain_reference(case.notes["n"], 20.0 + 1e-3)
+        ref = nr.chain_reference(case.notes["n"], 20.0 + 1e-3, case.notes["start"])
         out["singular_times"] = [round(t, 4) for t in ref.singular_times(20.0)]
     return out
 

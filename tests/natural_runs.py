@@ -5,8 +5,13 @@ figures they are judged by (shared by tests/build/test_natural_benchmarks.py and
 Each :class:`Case` is a mechanism with its initial state and its measures:
 
 - ``chain2``, ``chain40``: the row of N parallelogram four-bars (tests/mechanisms.py) from
-  its assembled configuration (cranks at 45°) with crank rate 1 rad/s; error: the first
-  crank's tip against the exact one-DOF reduction (m = L = 1, θ from the horizontal)
+  its assembled configuration (cranks at 45°) with crank rate 1 rad/s; ``chain2_iftomm``,
+  ``chain40_iftomm``: from the IFToMM benchmark's start (problem A02 of the IFToMM
+  library of computational benchmarks, González, Dopico, Lugrís & Cuadrado: cranks
+  vertical, the first crank's tip B0 moving at ẋ = 1 m/s, i.e. θ = π/2, θ̇ = −1 rad/s;
+  20 s; its reference is the time history of B0, which the reduction reproduces); error:
+  the first crank's tip against the exact one-DOF reduction (m = L = 1, θ from the
+  horizontal)
   [(N+1)/3 + N] θ̈ = −g [(N+1)/2 + N] cos θ (Lagrange's equations with T = ½[(N+1)/3 + N]θ̇²,
   V = g[(N+1)/2 + N] sin θ: N + 1 cranks turning about their pivots, N couplers translating
   with the tips), integrated by RK4 on a fine grid (:class:`ChainReference`). The cranks are
@@ -69,6 +74,9 @@ SYNC = 0.03
 #: The chain's short horizon (s): past its first two singular positions (N = 2: 0.58 s and
 #: 1.15 s; N = 40: 0.59 s and 1.17 s; :meth:`ChainReference.singular_times`).
 CHAIN_SHORT = 2.0
+#: Starts of the chain (θ₀, θ̇₀) of the first crank: the docs' (45°, +1 rad/s) and the
+#: IFToMM benchmark's (cranks vertical, ẋ of the first tip +1 m/s).
+CHAIN_STARTS = {"docs": (math.pi / 4, 1.0), "iftomm": (math.pi / 2, -1.0)}
 #: The examples of examples/models/ besides the benchmark mechanisms.
 EXAMPLES = ("four_bar", "slider_crank", "rssr", "double_pendulum", "puma560", "five_bar")
 #: Every case, in table order.
@@ -136,8 +144,8 @@ class ChainReference:
 
 
 @cache
-def chain_reference(n: int, horizon: float) -> ChainReference:
-    return ChainReference(n, horizon)
+def chain_reference(n: int, horizon: float, start: str = "docs") -> ChainReference:
+    return ChainReference(n, horizon, *CHAIN_STARTS[start])
 
 
 _TOP_CACHE: dict[int, tuple[Array, Array]] = {}
@@ -201,20 +209,23 @@ def _gravity_potential(nm: NaturalModel) -> Callable[[Array, Array], Array]:
     return lambda q, t: -(q @ forces)
 
 
-def chain_case(n: int, nm: NaturalModel | None = None) -> Case:
-    model = n_four_bar(n)
+def chain_case(n: int, nm: NaturalModel | None = None, start: str = "docs") -> Case:
+    """The chain of ``n`` four-bars assembled at the start's crank angle, with the start's
+    crank rate (:data:`CHAIN_STARTS`)."""
+    theta, rate = CHAIN_STARTS[start]
+    model = n_four_bar(n, angle=theta)
     nm = nm or natural_model(model)
     x = nm.coordinates.index("tip_0.x")
-    theta = math.pi / 4
-    qd = consistent_velocities(nm, nm.q0, {x: -math.sin(theta)})
-    return Case(f"chain{n}", model, nm, nm.q0.copy(), qd,
+    qd = consistent_velocities(nm, nm.q0, {x: -math.sin(theta) * rate})
+    key = f"chain{n}" if start == "docs" else f"chain{n}_{start}"
+    return Case(key, model, nm, nm.q0.copy(), qd,
                 horizon=lambda h: 20.0 if h >= 1e-3 else CHAIN_SHORT,
                 error_name="tip error (m)", potential=_gravity_potential(nm),
-                extra=_chain_extra, notes={"n": n, "tip": x})
+                extra=_chain_extra, notes={"n": n, "tip": x, "start": start})
 
 
 def _chain_extra(case: Case, rec: Records) -> dict[str, float]:
-    ref = chain_reference(case.notes["n"], max(rec.t[-1], 1e-9) + 1e-3)
+    ref = chain_reference(case.notes["n"], max(rec.t[-1], 1e-9) + 1e-3, case.notes["start"])
     x = case.notes["tip"]
     miss = np.linalg.norm(rec.q[:, x:x + 2] - ref.tip(rec.t), axis=1)
     early = rec.t <= CHAIN_SHORT + 1e-9
@@ -354,7 +365,8 @@ def example_case(name: str, nm: NaturalModel | None = None) -> Case:
 def make_case(key: str, nm: NaturalModel | None = None) -> Case:
     """The case ``key`` (one of :data:`CASES`)."""
     if key.startswith("chain"):
-        return chain_case(int(key[5:]), nm)
+        n, _, start = key[5:].partition("_")
+        return chain_case(int(n), nm, start or "docs")
     builders = {"andrews": andrews_case, "top": top_case, "bricard": bricard_case}
     if key in builders:
         return builders[key](nm)
@@ -497,6 +509,6 @@ def failure_trace(case: Case, rec: Records, constraints, rows: int = 8) -> list[
              "qd": float(np.max(np.abs(rec.qd[i])))} for i in picks]
 
 
-__all__ = ["CASES", "CHAIN_SHORT", "EXAMPLES", "SYNC", "Case", "ChainReference", "Records",
-           "assess", "chain_reference", "failure_trace", "make_case", "simulate", "step_arguments",
-           "step_kernels", "time_per_step", "top_reference_at", "top_rotations"]
+__all__ = ["CASES", "CHAIN_SHORT", "CHAIN_STARTS", "EXAMPLES", "SYNC", "Case", "ChainReference",
+           "Records", "assess", "chain_reference", "failure_trace", "make_case", "simulate",
+           "step_arguments", "step_kernels", "time_per_step", "top_reference_at", "top_rotations"]

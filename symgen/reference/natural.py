@@ -58,6 +58,8 @@ class NaturalModel(Protocol):
     def step_penalty(self, h: float, mu: float, alpha: float | None = None,
                      q: Array | None = None) -> Array: ...
 
+    def step_refits(self, h: float) -> bool: ...
+
 
 def lagrange_accelerations(
     nm: NaturalModel, q: Array, qd: Array, alpha: float = 0.0, beta: float = 0.0,
@@ -118,6 +120,12 @@ class StepSettings:
     alpha: float | None = None
     mu: float | None = None
     iterations: int = 2
+    #: :func:`trapezoidal_step`'s treatment of the multipliers and projections: True, the
+    #: carried multipliers re-fitted to their force at the predictor and exact
+    #: mass-orthogonal projections; False, the multipliers carried as they are, filtered,
+    #: and the projections of the penalised metric; None (default): what ``nc_step`` does
+    #: (:meth:`NaturalModel.step_refits`: the first for closed loops up to 1 ms).
+    refit: bool | None = None
 
     @property
     def damping(self) -> float:
@@ -133,28 +141,36 @@ def trapezoidal_step(
     nm: NaturalModel, q: Array, qd: Array, qdd: Array, s: StepSettings, lam: Array | None = None,
     tau: Array | None = None, params: Array | None = None,
 ) -> tuple[Array, Array, Array, Array]:
-    """One step of the index-3 augmented Lagrangian with the trapezoidal rule (book §8.5):
+    """One step of the index-3 augmented Lagrangian with the trapezoidal rule (book §8.5),
+    line for line what :func:`symgen.formulations.natural.step.step_program` generates
+    (its docstring has the reasons and the measurements):
 
     q̇ = (2/h) q − q̂̇, q̈ = (4/h²) q − q̂̈ (eq. 8.128-8.129, with the erratum q̂̈);
     f(q) = M q̈ + Φ_qᵀ(α(Φ + μΦ̇) + λ*) − Q = 0 by Newton on the quasi-tangent
     (4/h²)M + Φ_qᵀβΦ_q, β = α(1 + 2μ/h) (eq. 8.131-8.134), from the predictor
-    q + h q̇ + h²/2 q̈ (eq. 8.135), with λ* ← λ* + α(Φ + μΦ̇) after each iteration
-    (eq. 8.126); then mass-orthogonal projections with P = M + (h²/4)Φ_qᵀβΦ_q, the
-    last iteration's quasi-tangent times h²/4 (already factored; Φ_q of that iterate, which
-    differs from the final one by the last, quadratically small, Newton correction),
-    P q̇ = M q̇*, P q̈ = M q̈* − (h²/4)Φ_qᵀβ Φ̇_q q̇ (Bayo & Ledesma 1996, Nonlinear Dyn.
-    9:113-130: the projections' leading matrix is the iteration's, so no new factorization).
-    With the model-derived penalty (``s.alpha`` None) the multipliers carried to the next
-    step are filtered,
-    λ* ← (h²/4) B Φ_q P⁻¹ Φ_qᵀ λ* (B = diag β) with P the projector: in the eigenbasis of
-    the scaled compliance B^½ S' B^½ (S' = (h²/4)Φ_q M⁻¹Φ_qᵀ) this multiplies each component by
-    a/(1 + a), i.e. keeps (to 1e-4 with the default penalty) the multipliers the
-    constraints act through, and drops those along a direction in which Φ_q is nearly
-    singular (a → 0); a user's scalar α (a ≫ 1 not guaranteed) is left unfiltered. Near a
-    singular position the fixed iterations cannot converge that
-    component, and carried unfiltered from step to step it integrates the residual like an
-    undamped integral controller (windup): on the parallelogram chain at h = 1e-5 it grew to
-    5e10 in the ~100 steps of the first passage and the step diverged; filtered it passes.
+    q̃ = q + h q̇ + h²/2 q̈ (eq. 8.135), with λ* ← λ* + α(Φ + μΦ̇) after each iteration
+    (eq. 8.126). With ``s.refit`` (by default: a mechanism with closed loops at h ≤ 1 ms,
+    :meth:`NaturalModel.step_refits`):
+
+    - the carried multipliers are re-fitted to the force they exert,
+      λ* ← S⁺ Φ_q(q̃) A⁻¹ Φ_q(q)ᵀλ*, S = Φ_q(q̃) A⁻¹ Φ_q(q̃)ᵀ (A = M + γΦ_qᵀΦ_q, γ = 0 for a
+      regular M; pseudo-inverse: redundant rows): near a singular position λ grows as 1/θ
+      while the force Φ_qᵀλ stays smooth;
+    - the projections are exact and mass-orthogonal, q̇ ← q̇ − W S⁺ Φ_q q̇,
+      q̈ ← q̈ − W S⁺ (Φ_q q̈ + Φ̇_q q̇) with W = A⁻¹Φ_q(q̃)ᵀ and Φ_q at t + h (the
+      predictor's S, as the generated step factors it once).
+
+    Otherwise (the default for open chains and above 1 ms): the multipliers carried as they
+    are, the
+    projections P q̇ = M q̇*, P q̈ = M q̈* − (h²/4)Φ_qᵀβ Φ̇_q q̇ with P = M + (h²/4)Φ_qᵀβΦ_q
+    the last iteration's quasi-tangent times h²/4 (Bayo & Ledesma 1996, Nonlinear Dyn.
+    9:113-130), and with the model-derived penalty (``s.alpha`` None) the filter
+    λ* ← (h²/4) B Φ_q P⁻¹ Φ_qᵀ λ*, which multiplies each component by a/(1 + a) over the
+    eigenvalues a of the scaled compliance B^½ S' B^½ (S' = (h²/4)Φ_q M⁻¹Φ_qᵀ): it drops
+    the component along a direction in which Φ_q is nearly singular, which would otherwise
+    wind up (on the parallelogram chain at h = 1e-5 it grew to 5e10 within the first
+    passage and the step diverged), and with it the force the exact solution needs there.
+
     Q(q, q̇, τ) is evaluated at the iterate (τ held over the step; its derivatives are left
     out of the quasi-tangent). Returns q, q̇, q̈ at t + h and the multipliers λ*."""
     m_ = nm.mass_matrix
@@ -164,6 +180,10 @@ def trapezoidal_step(
     hat_dd = qdd + (4 / h) * qd + (4 / h**2) * q
     q1 = q + h * qd + 0.5 * h**2 * qdd
     beta = alpha * (1 + 2 * mu / h)
+    refit = nm.step_refits(h) if s.refit is None else (s.refit and nm.m > 0)
+    if refit:
+        w, s_pinv = _range_space(nm, q1)
+        lam = s_pinv @ (w.T @ (nm.phi_q(q).T @ lam))
     for _ in range(s.iterations):
         v1 = (2 / h) * q1 - hat_d
         a1 = (4 / h**2) * q1 - hat_dd
@@ -176,6 +196,11 @@ def trapezoidal_step(
         lam = lam + alpha * (nm.phi(q1) + mu * (nm.phi_q(q1) @ v1))
     v1 = (2 / h) * q1 - hat_d
     a1 = (4 / h**2) * q1 - hat_dd
+    if refit:
+        pq = nm.phi_q(q1)
+        v1 = v1 - w @ (s_pinv @ (pq @ v1))
+        a1 = a1 - w @ (s_pinv @ (pq @ a1 + nm.phi_q_dot_qdot(q1, v1)))
+        return q1, v1, a1, lam
     v1 = np.linalg.solve(projector, m_ @ v1)
     a1 = np.linalg.solve(projector, m_ @ a1 - (h**2 / 4) * pq.T @
                          (beta * nm.phi_q_dot_qdot(q1, v1)))

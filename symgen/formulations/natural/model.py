@@ -331,6 +331,19 @@ class NaturalModel:
 
         return choose_penalty(self, h, mu, alpha, None if q is None else np.asarray(q)).alpha
 
+    def step_refits(self, h: float) -> bool:
+        """Whether the augmented-Lagrangian step of size ``h`` re-fits the carried
+        multipliers to their force and projects exactly (:func:`.step.step_program`): for
+        a mechanism with closed loops (or one built without a model, whose loops are
+        unknown) at h ≤ the penalty rule's reference step, the default 1 ms. An open chain's
+        constraints (each body's rigidity, its joints to the parent) stay independent at
+        every configuration, so it has no singular position to pass."""
+        from symgen.formulations.natural.penalty import REFERENCE_STEP
+
+        modeller = getattr(self, "modeller", None)
+        loops = bool(modeller.model.loop_joints) if modeller is not None else True
+        return self.m > 0 and loops and h <= REFERENCE_STEP * (1 + 1e-9)
+
     def inertialess_motions(self, q: Sequence[float], tol: float = 1e-9) -> np.ndarray:
         """Basis (n × k) of the velocities with no kinetic energy that the constraints allow
         at q: null(M) ∩ null(Φ_q). Empty (k = 0) exactly when the leading matrices

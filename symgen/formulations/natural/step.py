@@ -3,8 +3,10 @@
 - ``nc_step``: one step of the index-3 augmented Lagrangian with the trapezoidal rule
   (García de Jalón & Bayo 1994, §8.5, eq. 8.124-8.135): positions as unknowns, a fixed
   number of Newton iterations on the quasi-tangent (4/h²)M + Φ_qᵀβΦ_q (unrolled sparse
-  LDLᵀ), the Heun/Taylor predictor and mass-orthogonal projections (Bayo & Ledesma 1996);
-  h, α, μ and the iteration count are baked in;
+  LDLᵀ), the Heun/Taylor predictor and mass-orthogonal projections; for closed loops at
+  steps up to 1 ms the carried multipliers re-fitted to their force and exact
+  projections, which keep the step second order through singular positions; h, α, μ and
+  the iteration count are baked in;
 - ``nc_step_rk4``: one classical Runge-Kutta step of the index-1 equations with coordinate
   projections (Hairer & Wanner 1996, §VII.2).
 
@@ -23,6 +25,7 @@ from symgen.formulations import sparse
 from symgen.formulations.dense import Diagonal, Matrix, Vector, gram
 from symgen.formulations.natural.kernels import Evaluator, NaturalOptions, lagrange, saddle
 from symgen.formulations.natural.model import NaturalModel
+from symgen.ir.expr import ZERO
 from symgen.ir.program import Program, ProgramBuilder
 
 #: Iterations of the position projection of :func:`rk4_step_program`: the residual after an
@@ -38,10 +41,46 @@ def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
     q̇ = (2/h) q − q̂̇, q̈ = (4/h²) q − q̂̈ (eq. 8.128-8.129); Newton on
     f(q) = M q̈ + Φ_qᵀ(α(Φ + μΦ̇) + λ*) − Q (eq. 8.131-8.132) with the quasi-tangent
     (4/h²)M + Φ_qᵀβΦ_q, β = α(1 + 2μ/h) (eq. 8.133-8.134), from the predictor
-    q + h q̇ + (h²/2) q̈ (eq. 8.135); λ* ← λ* + α(Φ + μΦ̇) after each iteration (eq. 8.126);
-    then the projections P q̇ = M q̇*, P q̈ = M q̈* − (h²/4)Φ_qᵀβ Φ̇_q q̇ with the last
-    factored quasi-tangent, and (model-derived penalty) the multiplier filter
-    λ* ← (h²/4) β Φ_q P⁻¹ Φ_qᵀ λ*."""
+    q̃ = q + h q̇ + (h²/2) q̈ (eq. 8.135); λ* ← λ* + α(Φ + μΦ̇) after each iteration
+    (eq. 8.126). The multipliers carried from step to step and the projections depend on h
+    (:meth:`.model.NaturalModel.step_refits`):
+
+    - **closed loops, h ≤ 1 ms** (the penalty rule's reference step): before the
+      iterations the carried multipliers are re-fitted to the force they exert,
+      λ* ← S⁻¹Φ_q(q̃) A⁻¹ Φ_q(q)ᵀλ*,
+      S = Φ_q(q̃) A⁻¹ Φ_q(q̃)ᵀ (the saddle-point factorization of ``nc_accelerations`` at the
+      predictor: A = M, or M + γΦ_qᵀΦ_q for a singular M; semidefinite, so redundant rows
+      get 0); after them, exact mass-orthogonal projections with the same factorization,
+      q̇ ← q̇ − W S⁻¹ Φ_q q̇, q̈ ← q̈ − W S⁻¹(Φ_q q̈ + Φ̇_q q̇), W = A⁻¹Φ_q(q̃)ᵀ, Φ_q at q + h;
+    - **open chains** (no singular position to pass), **h > 1 ms**: the multipliers
+      carried as they are, the projections P q̇ = M q̇*,
+      P q̈ = M q̈* − (h²/4)Φ_qᵀβ Φ̇_q q̇ with the last factored quasi-tangent
+      (P = M + (h²/4)Φ_qᵀβΦ_q; Bayo & Ledesma 1996) and (model-derived penalty) the
+      multiplier filter λ* ← (h²/4) β Φ_q P⁻¹ Φ_qᵀ λ*.
+
+    **Why** (docs/natural.md has the measurements). Near a singular position Φ_q loses rank
+    along one direction (the 4-bar chain: the cranks horizontal, θ = 0): the exact
+    multipliers grow as 1/θ while the force Φ_qᵀλ they exert stays finite and smooth. The
+    book's update contracts the multiplier error along a direction of scaled compliance a
+    by 1/(1 + a) per iteration, and a ∝ ρθ² there; the filter drops what the iterations
+    cannot converge (a/(1 + a)), which stops its windup but also removes that force. So
+    over a band |θ| ≲ (ρσ₀)^-½ of fixed width (~10⁻² rad) the step lacked an O(1) part of
+    the constraint force: an impulse error per passage independent of h, and since ρ ∝ h
+    below 1 ms the band even widened as h shrank (the 40-loop chain over 20 s: 3-10·10⁻⁴ m
+    at every h from 5·10⁻⁴ to 10⁻⁵ s; the 2-loop chain about first order). The
+    carried force is smooth through the passage, so re-fitting λ* to it at q̃ gives the
+    1/θ multiplier the iterations cannot build (its error is the force's change over the
+    step), and drops what exerts no force (the windup the filter was for). The penalised
+    projections, soft in the same band, then let a kick from a step landing within the
+    pivot tolerance of the singular position (|θ| ≲ 10⁻⁵) ring in the trapezoidal rule's
+    undamped (−1)ⁿ mode; the exact ones remove it at the next step. The step is then second
+    order through the passages down to the rounding floor. At coarse steps the exact
+    projections turn the step's position error along the singular direction (off the
+    branch) into a velocity error (position error)·|q̇|/θ at a step landing near the
+    singular position (the 2-loop chain left its branch at h = 3 and 10 ms), where the
+    penalised ones are soft: hence the switch at the reference step, which like the penalty
+    rule assumes motions of a few Hz (hω ≲ 10⁻²). Cost: one saddle-point factorization and
+    three solves per step (the 40-loop chain: 29,241 operations instead of 20,579)."""
     ev = Evaluator(nm)
     n, m = nm.n, nm.m
     h = opts.step
@@ -63,6 +102,13 @@ def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
     hat_d = (qd + (2 / h) * q).emit(b)  # q̂̇, eq. 8.129
     hat_dd = (qdd + (4 / h) * qd + (4 / h**2) * q).emit(b)  # q̂̈
     q1 = (q + h * qd + 0.5 * h * h * qdd).emit(b)  # predictor, eq. 8.135
+    refit = nm.step_refits(h)
+    if refit:
+        # S = Φ_q A⁻¹ Φ_qᵀ factored at the predictor q̃ (the saddle-point system of
+        # nc_accelerations); λ* ← S⁻¹Φ_q(q̃) A⁻¹ Φ_q(q)ᵀλ*: the carried force, re-fitted
+        schur = saddle(b, nm, ev.phi_q(b, q1))
+        carried = (ev.phi_q(b, q).T @ lam).emit(b)
+        lam = Vector(schur.solve(carried, [ZERO] * m)[1])
     for _ in range(opts.iterations):
         v1 = ((2 / h) * q1 - hat_d).emit(b)  # eq. 8.128
         a1 = ((4 / h**2) * q1 - hat_dd).emit(b)
@@ -82,18 +128,24 @@ def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
         phi = ev.phi(b, q1)
         rate = (ev.phi_q(b, q1) @ v1).emit(b)
         lam = (lam + A @ (phi + mu * rate)).emit(b)  # eq. 8.126
-    # the projections reuse the last iteration's factored quasi-tangent T = (4/h²)P,
-    # P = M + (h²/4)Φ_qᵀβΦ_q with Φ_q of that iterate: P⁻¹x = T⁻¹((4/h²)x)
     v1 = ((2 / h) * q1 - hat_d).emit(b)
     a1 = ((4 / h**2) * q1 - hat_dd).emit(b)
-    v1 = Vector(sparse.solve(b, factored, (inertia @ v1).emit(b)))  # P q̇ = M q̇*
-    jdq = ev.phi_q_dot_qdot(b, q1, v1)
-    bias = (pq.T @ (B @ jdq).emit(b)).emit(b)
-    ma = (inertia @ a1).emit(b)
-    a1 = sparse.solve(b, factored, (ma - bias).emit(b))  # P q̈ = M q̈* − (h²/4)Φ_qᵀβΦ̇_q q̇
-    if opts.alpha is None:  # the multiplier filter (reference.natural.trapezoidal_step)
-        reach = sparse.solve(b, factored, (pq.T @ lam).emit(b))
-        lam = (B @ (pq @ reach).emit(b)).emit(b)
+    if refit:  # mass-orthogonal projections onto Φ_q q̇ = 0, Φ_q q̈ + Φ̇_q q̇ = 0 at q + h
+        pq = ev.phi_q(b, q1)
+        v1 = (v1 + schur.correction(b, n, (pq @ v1).emit(b))).emit(b)
+        jdq = ev.phi_q_dot_qdot(b, q1, v1)
+        a1 = (a1 + schur.correction(b, n, (pq @ a1 + jdq).emit(b))).emit(b)
+    else:
+        # the projections reuse the last iteration's factored quasi-tangent T = (4/h²)P,
+        # P = M + (h²/4)Φ_qᵀβΦ_q with Φ_q of that iterate: P⁻¹x = T⁻¹((4/h²)x)
+        v1 = Vector(sparse.solve(b, factored, (inertia @ v1).emit(b)))  # P q̇ = M q̇*
+        jdq = ev.phi_q_dot_qdot(b, q1, v1)
+        bias = (pq.T @ (B @ jdq).emit(b)).emit(b)
+        ma = (inertia @ a1).emit(b)
+        a1 = sparse.solve(b, factored, (ma - bias).emit(b))  # P q̈ = M q̈* − (h²/4)Φ_qᵀβΦ̇_q q̇
+        if opts.alpha is None:  # the multiplier filter (reference.natural.trapezoidal_step)
+            reach = sparse.solve(b, factored, (pq.T @ lam).emit(b))
+            lam = (B @ (pq @ reach).emit(b)).emit(b)
     b.output("q_next", n, q1, "natural coordinates at t + h")
     b.output("qd_next", n, v1, "natural velocities at t + h (projected)")
     b.output("qdd_next", n, a1, "natural accelerations at t + h (projected)")
