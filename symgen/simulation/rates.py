@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from symgen.model import JointType, Model
+from symgen.model.joint_motion import quaternion_rotation
 
 Array = np.ndarray
 
@@ -25,12 +26,7 @@ def _quaternion_rate(quat: Array, omega: Array) -> Array:
 
 
 def _rotation(quat: Array) -> Array:
-    x, y, z, w = quat
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
+    return np.array(quaternion_rotation(*quat), dtype=float)
 
 
 class ConfigurationRates:
