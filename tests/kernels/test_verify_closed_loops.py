@@ -17,6 +17,10 @@ bugs"): each kernel passes or fails for a real reason.
 - The embedded derivatives are derivatives along the loop manifold, on which only assembled
   configurations lie: compared there (they failed at verify's random, unassembled
   configurations: 6e-5 on the five-bar, 2e-2 on the Delta robot).
+  A model with couplings and no loop joint (the geared arm) is assembled everywhere.
+- Their reference differences θ̇_R with a unit step: the embedded dynamics are quadratic in
+  θ̇_R, so that is exact, while the step 1e-6 carried the rounding ε|q̈|/h, 8e-5 on Andrews'
+  squeezer (|q̈| ~ 1e5) against derivatives of 7e-3.
 - A kernel without a numpy reference is named with the reason; alone, it ended in an
   internal error (``max() arg is an empty sequence``, exit 3).
 """
@@ -34,6 +38,7 @@ from symgen import registry
 from symgen.apps.verify import random_states, reference_values, verify_compiled
 from symgen.apps.verify.checks import relative_error
 from symgen.formulations.natural.kernels import NaturalOptions
+from symgen.reference.derivatives import central_differences
 from symgen.reference.natural import rk4_step
 
 
@@ -116,6 +121,29 @@ def test_embedded_derivatives_are_compared_on_the_loop_manifold():
     result = run("verify", str(EXAMPLES / "five_bar.yaml"), "--kernels", ",".join(names))
     assert result.exit_code == 0, result.output
     assert "all 3 checks passed (reference)" in result.output
+
+
+def test_embedded_derivatives_of_a_coupled_model_without_loops():
+    result = run("verify", str(EXAMPLES / "geared_arm.yaml"), "--kernels",
+                 "embedded_inverse_dynamics_derivatives,embedded_forward_dynamics_derivatives")
+    assert result.exit_code == 0, result.output
+    assert "all 2 checks passed (reference)" in result.output
+
+
+def test_rate_derivatives_are_differenced_exactly():
+    result = run("verify", str(EXAMPLES / "andrews_squeezer.yaml"), "--kernels",
+                 "embedded_forward_dynamics_derivatives")
+    assert result.exit_code == 0, result.output
+    # a quadratic in v: the central difference with a unit step is exact
+    model = symgen.load(EXAMPLES / "four_bar.yaml")
+    v0 = np.array([0.3, -1.2, 0.7])
+
+    def quadratic(q, v):
+        return np.array([v @ v + 2 * v[0], 3 * v[1] * v[2]])
+
+    _, dv = central_differences(model, np.zeros(3), v0, quadratic, v_step=1.0)
+    np.testing.assert_allclose(dv, [[2 * v0[0] + 2, 2 * v0[1], 2 * v0[2]],
+                                    [0, 3 * v0[2], 3 * v0[1]]], rtol=0, atol=1e-15)
 
 
 def test_kernels_without_a_reference_are_named():

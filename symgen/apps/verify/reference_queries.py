@@ -326,7 +326,9 @@ def _embedded_differences(r: ReferenceQuery, fn: Callable[[ReferenceQuery], np.n
                           ) -> tuple[np.ndarray, np.ndarray]:
     """(∂f/∂θ_R along the loop manifold, ∂f/∂θ̇_R) of ``fn`` (a reference evaluated at a
     modified query) by central differences: q ⊕ ±h X eₖ with X of the numeric loop
-    closure and θ̇_R ± h eₖ (:func:`symgen.reference.derivatives.central_differences`)."""
+    closure and θ̇_R ± eₖ (:func:`symgen.reference.derivatives.central_differences`; the
+    embedded dynamics are quadratic in θ̇_R, so a unit step is exact and free of the
+    rounding ε|f|/h of a small one)."""
     x, _, _ = _numeric_embedding(r, None)
 
     def at(q: np.ndarray, v_ind: np.ndarray) -> np.ndarray:
@@ -334,7 +336,7 @@ def _embedded_differences(r: ReferenceQuery, fn: Callable[[ReferenceQuery], np.n
                                  r.context))
 
     return central_differences(r.model, r.q, np.asarray(r.state["v_ind"], float), at,
-                               r.params, x)
+                               r.params, x, v_step=1.0)
 
 
 def _embedded_id_derivatives(r: ReferenceQuery) -> dict[str, np.ndarray]:
