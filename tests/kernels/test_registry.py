@@ -16,6 +16,7 @@ from symgen.apps.verify import reference_values
 from symgen.apps.verify.pinocchio_queries import PINOCCHIO
 from symgen.apps.verify.reference_queries import NO_REFERENCE, REFERENCES
 from symgen.errors import SymgenError
+from symgen.formulations.natural.kernels import independent_joints
 from symgen.ir.printer import evaluate
 from symgen.kernel_set import KernelSet
 from symgen.natural import NaturalOptions, natural_kernels
@@ -74,7 +75,8 @@ def test_natural_references_agree_with_the_derived_programs(mechanism):
     rng = np.random.default_rng(5)
     q = nm.q0
     qd = consistent_velocities(nm, q, {0: 0.8})
-    state = {"q": q, "qd": qd, "tau": rng.normal(size=len(nm.actuated)), "lam": np.zeros(nm.m)}
+    state = {"q": q, "qd": qd, "tau": rng.normal(size=len(nm.actuated)), "lam": np.zeros(nm.m),
+             "zd": rng.normal(size=len(independent_joints(nm)))}
     state["qdd"] = ks.evaluate("nc_accelerations",
                                **_inputs(ks, "nc_accelerations", state))["qdd"]
     checked = 0

@@ -21,6 +21,8 @@ bugs"): each kernel passes or fails for a real reason.
 - Their reference differences θ̇_R with a unit step: the embedded dynamics are quadratic in
   θ̇_R, so that is exact, while the step 1e-6 carried the rounding ε|q̈|/h, 8e-5 on Andrews'
   squeezer (|q̈| ~ 1e5) against derivatives of 7e-3.
+- ``nc_velocities`` has a reference (it had none): the least-squares solution of
+  [Φ_q; ∇θ] q̇ = [0; ż], compared by the backward error in the normal equations.
 - A kernel without a numpy reference is named with the reason; alone, it ended in an
   internal error (``max() arg is an empty sequence``, exit 3).
 """
@@ -144,6 +146,14 @@ def test_rate_derivatives_are_differenced_exactly():
     _, dv = central_differences(model, np.zeros(3), v0, quadratic, v_step=1.0)
     np.testing.assert_allclose(dv, [[2 * v0[0] + 2, 2 * v0[1], 2 * v0[2]],
                                     [0, 3 * v0[2], 3 * v0[1]]], rtol=0, atol=1e-15)
+
+
+def test_natural_velocities_have_a_reference():
+    for model in ("four_bar", "bricard"):
+        result = run("verify", str(EXAMPLES / f"{model}.yaml"), "--kernels", "nc_velocities")
+        assert result.exit_code == 0, result.output
+        assert "nc_velocities  reference" in result.output
+        assert "all 1 checks passed (reference)" in result.output
 
 
 def test_kernels_without_a_reference_are_named():

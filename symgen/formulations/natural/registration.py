@@ -220,7 +220,8 @@ _kernel("nc_joint_values", "joint angles/displacements and rates", ("q", "qd", "
         lambda c: c.derived.get("nc_joint_values") or nk.joint_values_program(c.nm))
 _kernel("nc_velocities", "consistent velocities from the independent joint rates", ("q", "zd"),
         (Output("qd", _n, "natural velocities"),),
-        lambda c: c.derived.get("nc_velocities") or nk.velocities_program(c.nm))
+        lambda c: c.derived.get("nc_velocities") or nk.velocities_program(c.nm),
+        comparison="system")
 
 
 __all__ = ["FORMULATION", "NaturalContext", "NaturalFormulation",
