@@ -58,6 +58,7 @@ def test_heavy_top_with_default_settings():
     assert np.max(np.abs(trajectory.energy_balance)) < 1e-6
 
 
+@pytest.mark.slow  # about 30 s: its redundant constraint keeps the AL iteration running
 def test_bricard_energy_over_ten_seconds():
     trajectory = symgen.simulate(BRICARD_YAML, 10.0, progress=False)
     assert np.max(np.abs(trajectory.v)) > 1.0  # it moves
