@@ -2,11 +2,11 @@
 independent references (tests/benchmark_mechanisms.py, tests/natural_runs.py):
 
 - Andrews' squeezing mechanism to t = 0.03 s: the seven angles of the test set's published
-  solution (PSIDE, tolerance 1e-14) to 1e-6 rad, the issue's bound (measured 3e-8);
+  solution (PSIDE, tolerance 1e-14) to 1e-6 rad, the issue's bound (measured 5e-10);
 - the heavy top for 2 s: quaternion and body angular velocity of the numpy Euler-equation
   reference (extrapolation, 1e-12) to 1e-6 (measured 3e-9);
 - Bricard's redundant 6R linkage falling from its zero configuration for 10 s: energy
-  balance within 1e-6 J (measured 3e-9 J), loop residuals at rounding level;
+  balance within 1e-6 J (measured 1.3e-8 J; slow tier), loop residuals at rounding level;
 - the IFToMM double four-bar from its benchmark start (cranks vertical, −1 rad/s) for 20 s at
   a fixed 1 ms step: the first crank's tip within 1e-4 m of the reduced 1-DOF reference
   (measured 7.9e-6; 2.5e-6 at 0.25 ms), through the 20 singular positions where the cranks
