@@ -385,6 +385,11 @@ def _generation_options(command):
                      help="Actuated joints of a closed-loop model, for "
                      "constrained_inverse_dynamics (default: the model's actuators, else its "
                      "ground joints when they match the mobility)."),
+        click.option("--independent", metavar="J1,J2,...", default=None,
+                     help="Joints whose coordinates are the independent coordinates of a "
+                     "closed-loop model, for dependent_coordinates and the embedded kernels "
+                     "(default: the actuated joints when they determine the motion, else "
+                     "chosen by pivoting the loop Jacobian)."),
         click.option("--baumgarte", metavar="ALPHA,BETA", default=None,
                      help="Baumgarte stabilisation of constrained_forward_dynamics, in 1/s: "
                      "G q'' = -G' q' - 2 ALPHA G q' - BETA^2 Phi (default: off)."),
@@ -418,7 +423,7 @@ def _baumgarte(text: str | None) -> tuple[float, float] | None:
 
 def _prepare(model_path, floating_base, kernel_list, real, params, partition, fd_method,
              frames, external_forces, locks=(), no_couplings=False, actuated=None,
-             baumgarte=None):
+             baumgarte=None, independent=None):
     """Load the model and derive its kernels (one progress line per program on stderr)."""
     _check_choice("--real", real, REALS)
     _check_choice("--partition", partition, PARTITION_CHOICES)
@@ -442,6 +447,7 @@ def _prepare(model_path, floating_base, kernel_list, real, params, partition, fd
         frames=_frames_option(model, frames),
         external_forces=external_forces,
         actuated=_names(actuated, "--actuated"),
+        independent=_names(independent, "--independent"),
         baumgarte=_baumgarte(baumgarte),
     )
     return derive_with_progress(model, names, options)
@@ -457,13 +463,15 @@ def _prepare(model_path, floating_base, kernel_list, real, params, partition, fd
               "flags, e.g. -march=native; on glibc x86-64 add -DSYMGEN_LIBMVEC -lmvec).")
 def generate_command(model_path, floating_base, kernel_list, real, params, prefix, partition,
                      fd_method, frames, external_forces, out_dir, simd=False, locks=(),
-                     no_couplings=False, actuated=None, baumgarte=None) -> None:
+                     no_couplings=False, actuated=None, baumgarte=None,
+                     independent=None) -> None:
     """Generate the C kernels of MODEL into a directory: <prefix>.h (declarations,
     argument sizes, units and conventions) and <prefix>.c, and with --simd the vectorised
     batch functions. Files are written whole or not at all."""
     _check_prefix(prefix)
     ks = _prepare(model_path, floating_base, kernel_list, real, params, partition, fd_method,
-                  frames, external_forces, locks, no_couplings, actuated, baumgarte)
+                  frames, external_forces, locks, no_couplings, actuated, baumgarte,
+                  independent)
     _base_hint(ks.model)
     _say("emitting C")
     scalar = emit_c(ks, prefix=prefix, real=real)
@@ -484,7 +492,8 @@ def generate_command(model_path, floating_base, kernel_list, real, params, prefi
 @click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
 def verify_command(model_path, floating_base, kernel_list, real, params, prefix, partition,
                    fd_method, frames, external_forces, states, seed, locks=(),
-                   no_couplings=False, actuated=None, baumgarte=None) -> None:
+                   no_couplings=False, actuated=None, baumgarte=None,
+                   independent=None) -> None:
     """Generate and compile the kernels of MODEL, then compare them on random states with
     symgen's numpy reference, Pinocchio when installed and, for an MJCF model, MuJoCo (and,
     with --real float, the float build with the double one). Prints the worst relative error
@@ -502,7 +511,8 @@ def verify_command(model_path, floating_base, kernel_list, real, params, prefix,
 
     _check_prefix(prefix)
     ks = _prepare(model_path, floating_base, kernel_list, real, params, partition, fd_method,
-                  frames, external_forces, locks, no_couplings, actuated, baumgarte)
+                  frames, external_forces, locks, no_couplings, actuated, baumgarte,
+                  independent)
     _base_hint(ks.model)
     _say("compiling (double)")
     lib = compile_kernels(ks, "double", prefix)

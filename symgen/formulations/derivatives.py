@@ -327,7 +327,7 @@ def _check_lie_joints(model: Model, independent: set[int]) -> None:
             raise SymgenError(f"model {model.name!r}: joint {joint.name!r} ({joint.type.value}) "
                               "has both independent and dependent coordinates in the "
                               "embedding: linearization in independent coordinates is not "
-                              "available (choose Options.actuated to make it wholly one)")
+                              "available (choose Options.independent to make it wholly one)")
 
 
 def _flat(rows: Sequence[Sequence[Expr]]) -> list[Expr]:

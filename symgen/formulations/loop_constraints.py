@@ -293,7 +293,7 @@ def dependent_coordinates(b: ProgramBuilder, model: Model, q: Sequence[Expr],
     coordinates ``dependent`` solved to close the loops (from their values in q as the
     guess), the other joints held: :func:`assemble` on the columns G_D of the dependent
     coordinates, Δq_D = −G_Dᵀ(G_D G_Dᵀ + δI)⁻¹Φ, which is Newton's step −G_D⁻¹Φ (damped by
-    δ) when G_D is square and regular (Options.actuated, docs/loops.md). Outputs
+    δ) when G_D is square and regular (Options.independent, docs/loops.md). Outputs
     ``q_closed`` and ``status``: [largest |Φ| left, smallest pivot of G_D G_Dᵀ relative to
     the largest] (the second near 0: the independent coordinates no longer determine the
     motion, a singular configuration)."""

@@ -1,11 +1,14 @@
 """Actuated and independent coordinates of a closed-loop model, chosen and checked at
 generation: the actuated joints of ``constrained_inverse_dynamics`` (declared by
 ``Options.actuated``, the model's actuators or its ground joints) and the independent
-coordinates of ``dependent_coordinates``. A choice is valid when the columns G_P of
-the other (passive) coordinates of the independent loop rows are regular: then the
-actuated coordinates determine the motion (|A| = DOF, no singularity of the actuation).
-It is checked at the loop analysis' sampled assembled configurations; every failure is a
-one-line error naming ``Options.actuated``.
+coordinates of ``dependent_coordinates`` and of the constraint embedding
+(``Options.independent``, else the actuated joints when valid, else greedy pivoting). The
+two are separate choices: the joints a motor drives need not be good coordinates to
+integrate in. A choice is valid when the columns G_P of the other (passive, dependent)
+coordinates of the independent loop rows are regular: then the chosen coordinates
+determine the motion (|A| = DOF, no singularity; Müller 2014, §5, the loop analysis'
+rank). It is checked at the loop analysis' sampled assembled configurations; every failure
+is a one-line error naming the option (``Options.actuated`` or ``Options.independent``).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ class Split:
 
 
 #: Splits already checked, by the identity of the loop analysis (its samples cost ~0.1 s).
-_SPLITS: dict[tuple[int, str, tuple[str, ...] | None], tuple[LoopAnalysis, Split]] = {}
+_SPLITS: dict[tuple, tuple[LoopAnalysis, Split]] = {}
 _SAMPLED: dict[int, tuple[LoopAnalysis, list[np.ndarray]]] = {}
 
 
@@ -66,40 +69,47 @@ def _regular_rows(model: Model, analysis: LoopAnalysis, what: str) -> None:
             "the motion: symgen info --loops)")
 
 
-def _split(model: Model, analysis: LoopAnalysis, joints: Sequence[str], source: str,
-           what: str) -> Split:
-    """The split of ``joints`` (tree joints, as many DOF as the mechanism), checked: G_P
-    regular at every sampled configuration; else a one-line error."""
+def _check_names(model: Model, joints: Sequence[str], source: str, role: str) -> None:
+    """Every name of ``joints`` is a tree joint with coordinates of its own (not coupled,
+    not a loop joint); else a one-line error naming ``Options.<role>``."""
     loop_names = {j.name for j in model.loop_joints}
     coupled = getattr(model, "coupled", {})
     for name in joints:
         if name in coupled:
-            raise SymgenError(f"model {model.name!r}: actuated joint {name!r} ({source}) is "
+            raise SymgenError(f"model {model.name!r}: {role} joint {name!r} ({source}) is "
                               "coupled to another joint and has no coordinate of its own: "
-                              "name its master with Options(actuated=...)")
+                              f"name its master with Options({role}=...)")
         if name in loop_names:
-            raise SymgenError(f"model {model.name!r}: actuated joint {name!r} ({source}) is a "
+            raise SymgenError(f"model {model.name!r}: {role} joint {name!r} ({source}) is a "
                               "loop joint, whose coordinates are not in q: name tree joints "
-                              "with Options(actuated=...)")
+                              f"with Options({role}=...)")
         if name not in model.v_slices:
             raise SymgenError(f"model {model.name!r} has no joint named {name!r} ({source}; "
                               f"joints: {_names(model.joint_names)})")
+
+
+def _split(model: Model, analysis: LoopAnalysis, joints: Sequence[str], source: str,
+           what: str, role: str = "actuated") -> Split:
+    """The split of ``joints`` (tree joints, as many DOF as the mechanism), checked: G_P
+    regular at every sampled configuration; else a one-line error naming
+    ``Options.<role>`` (``actuated`` or ``independent``)."""
+    _check_names(model, joints, source, role)
     active = tuple(d for name in joints for d in range(model.nv)[model.v_slices[name]])
     if len(active) != analysis.dof:
         raise SymgenError(
-            f"model {model.name!r}: the actuated joints {_names(joints)} ({source}) have "
-            f"{len(active)} DOF and the mechanism {analysis.dof}: {what} needs actuated joints "
-            f"with {analysis.dof} DOF (Options(actuated=...))")
+            f"model {model.name!r}: the {role} joints {_names(joints)} ({source}) have "
+            f"{len(active)} DOF and the mechanism {analysis.dof}: {what} needs {role} joints "
+            f"with {analysis.dof} DOF (Options({role}=...))")
     passive = tuple(d for d in range(model.nv) if d not in active)
     for k, g in enumerate(_sampled_jacobians(model, analysis)):
         r = _rank(g[:, list(passive)])
         if r < len(passive):
             where = "the reference configuration" if k == 0 else f"sampled configuration {k}"
             raise SymgenError(
-                f"model {model.name!r}: the actuated joints {_names(joints)} ({source}) do "
+                f"model {model.name!r}: the {role} joints {_names(joints)} ({source}) do "
                 f"not determine the motion: the loop Jacobian's columns of the other joints "
                 f"have rank {r} < {len(passive)} at {where} (symgen info --loops); choose "
-                "others with Options(actuated=...)")
+                f"others with Options({role}=...)")
     return Split(tuple(joints), active, passive, source)
 
 
@@ -166,17 +176,23 @@ def actuation(model: Model, analysis: LoopAnalysis, option: tuple[str, ...] | No
 
 
 def independent_coordinates(model: Model, analysis: LoopAnalysis,
-                            option: tuple[str, ...] | None = None) -> Split:
-    """The independent coordinates of ``dependent_coordinates``: the actuated joints
-    of :func:`actuation` when they are valid (``Options.actuated`` must be), else the joints
-    left when the dependent coordinates are chosen by greedy column pivoting of G at the
-    reference configuration (each the column farthest from the span of those chosen
-    before, the multi-DOF joints of the loops always dependent), checked at every sampled
-    configuration like the actuated ones."""
-    what = "dependent_coordinates"
+                            option: tuple[str, ...] | None = None,
+                            independent: tuple[str, ...] | None = None) -> Split:
+    """The independent coordinates of ``dependent_coordinates`` and of the constraint
+    embedding: the joints ``independent`` names (``Options.independent``, in that order;
+    it must be valid), else the actuated joints of :func:`actuation` when they are valid
+    (``option``, ``Options.actuated``, must be), else the joints left when the dependent
+    coordinates are chosen by greedy column pivoting of G at the reference configuration
+    (each the column farthest from the span of those chosen before, the multi-DOF joints
+    of the loops always dependent), checked at every sampled configuration like the
+    actuated ones."""
+    what = "dependent_coordinates and the constraint embedding"
 
     def make() -> Split:
         _regular_rows(model, analysis, what)
+        if independent is not None:
+            return _split(model, analysis, tuple(independent), "Options.independent", what,
+                          "independent")
         declared = _declared(model, analysis, option)
         if declared is not None:
             try:
@@ -195,7 +211,7 @@ def independent_coordinates(model: Model, analysis: LoopAnalysis,
                 raise SymgenError(
                     f"model {model.name!r}: no choice of dependent coordinates with regular "
                     "columns of G at the reference configuration: name the independent "
-                    "joints with Options(actuated=...)")
+                    "joints with Options(independent=...)")
             e = residual[d] / norm
             residual[:] -= np.outer(residual @ e, e)
             chosen.append(d)
@@ -208,16 +224,17 @@ def independent_coordinates(model: Model, analysis: LoopAnalysis,
         if len(chosen) > len(analysis.rows):
             raise SymgenError(f"model {model.name!r}: more multi-DOF joint coordinates than "
                               "loop constraints: name the independent joints with "
-                              "Options(actuated=...)")
+                              "Options(independent=...)")
         while len(chosen) < len(analysis.rows):
             norms = np.linalg.norm(residual, axis=1)
             norms[chosen] = -1.0
             take(int(np.argmax(norms)))
         joints = tuple(name for name, vs in model.v_slices.items()
                        if not set(range(model.nv)[vs]) & set(chosen))
-        return _split(model, analysis, joints, "chosen by pivoting G", what)
+        return _split(model, analysis, joints, "chosen by pivoting G", what,
+                      "independent")
 
-    return _cached((id(analysis), "independent", option), analysis, make)
+    return _cached((id(analysis), "independent", option, independent), analysis, make)
 
 
 __all__ = ["Split", "actuation", "independent_coordinates"]

@@ -15,8 +15,9 @@ aggregate a node with several bodies.
 constant row selection, restricted to its loops) tie its velocity coordinates θ̇_S. Split
 into dependent ones (Y₁ = Y's columns of them, square) and independent ones θ̇_R (Y₂):
 θ̇_S = X_S θ̇_R, X_S = [−Y₁⁻¹Y₂; I] (Jain 2009, eq. 35-36). The split is
-:func:`symgen.loops.actuation.independent_coordinates` (``Options.actuated`` when valid,
-else greedy column pivoting of G at the reference configuration), checked here to give
+:func:`symgen.loops.actuation.independent_coordinates` (``Options.independent``; else
+``Options.actuated`` when valid, else greedy column pivoting of G at the reference
+configuration), checked here to give
 every aggregate a square Y₁, regular at the configurations the loop analysis sampled. The
 rows of Y₁'s LU factorization are pivoted once, at the reference configuration (partial
 pivoting), and that order is baked into the kernels. A coupling needs no row: its ratio is
@@ -30,7 +31,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from symgen.errors import SymgenError
-from symgen.loops.actuation import Split, _sampled_jacobians, independent_coordinates
+from symgen.loops.actuation import (
+    Split,
+    _check_names,
+    _sampled_jacobians,
+    independent_coordinates,
+)
 from symgen.model import Model
 
 
@@ -151,18 +157,28 @@ def _lu_pivots(y1: np.ndarray) -> tuple[int, ...]:
     return tuple(order)
 
 
-def embedding(model: Model, analysis, actuated: tuple[str, ...] | None = None) -> Embedding:
+def embedding(model: Model, analysis, actuated: tuple[str, ...] | None = None,
+              independent: tuple[str, ...] | None = None) -> Embedding:
     """The aggregates and the embedding split of ``model`` (module documentation);
-    ``analysis`` its loop analysis (None without loop joints), ``actuated`` the
-    ``Options.actuated`` override of the independent coordinates."""
+    ``analysis`` its loop analysis (None without loop joints); ``independent`` the
+    ``Options.independent`` choice of the independent coordinates, else ``actuated``
+    (``Options.actuated``) when valid, else greedy pivoting. Without loop joints every
+    coordinate is independent, and ``independent`` must name every joint."""
     if analysis is not None and len(analysis.rows) != analysis.rank:
         raise SymgenError(
             f"model {model.name!r}: the embedding needs independent loop rows, and the "
             f"analysis keeps {len(analysis.rows)} rows of rank {analysis.rank} (the rank "
             "varies along the motion: symgen info --loops)")
     if analysis is not None:
-        split = independent_coordinates(model, analysis, actuated)
+        split = independent_coordinates(model, analysis, actuated, independent)
     else:
+        if independent is not None:
+            _check_names(model, independent, "Options.independent", "independent")
+            left = [j.name for j in model.independent_joints if j.name not in independent]
+            if left:
+                raise SymgenError(
+                    f"model {model.name!r} has no loop joints: every coordinate is "
+                    f"independent, and Options.independent leaves out {', '.join(left)}")
         everything = tuple(range(model.nv))
         split = Split(tuple(j.name for j in model.independent_joints), everything, (),
                       "no loop joints")
@@ -190,7 +206,7 @@ def embedding(model: Model, analysis, actuated: tuple[str, ...] | None = None) -
                 f"model {model.name!r}: the aggregate of {', '.join(sorted(loops))} has "
                 f"{len(rows)} independent loop rows and {len(dependent)} dependent "
                 "coordinates: the embedding needs as many (name the independent joints "
-                "with Options(actuated=...))")
+                "with Options(independent=...))")
         pivots: tuple[int, ...] = ()
         if rows:
             y1 = g_ref[np.ix_(list(rows), list(dependent))]

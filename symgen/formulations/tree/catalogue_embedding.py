@@ -81,9 +81,9 @@ def _n_ind(c: TreeContext) -> tuple[int, ...]:
     return (len(c.embedding.independent),)
 
 
-_EMBEDDING_DOC = ("The independent coordinates: Options.actuated when valid, else chosen "
-                  "at generation by pivoting G at the reference configuration "
-                  "(docs/loops.md, 'Constraint embedding').")
+_EMBEDDING_DOC = ("The independent coordinates: Options.independent, else Options.actuated "
+                  "when valid, else chosen at generation by pivoting G at the reference "
+                  "configuration (docs/loops.md, 'Constraint embedding').")
 
 register(Kernel(
     "embedded_forward_dynamics", FORMULATION,

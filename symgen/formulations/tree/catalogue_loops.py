@@ -117,7 +117,8 @@ register(Kernel(
             "determine the motion (singular configuration)")),
     with_context(lambda d, c: loop_constraints.dependent_coordinates(
         d.b, d.model, d.get("q"), d.get("params") or (), d.loop_rows, d.loop_keep,
-        independent_coordinates(c.model, c.loops, c.actuated).passive, d.snap)),
+        independent_coordinates(c.model, c.loops, c.actuated, c.independent).passive,
+        d.snap)),
     uses_tree=False, loops=True, setup=True, default=False, float_check=False,
     doc="No reference in verify (like loop_assemble: from random, far guesses Newton's "
     "map amplifies rounding); tests/kernels/test_constrained_inverse_dynamics.py compares "

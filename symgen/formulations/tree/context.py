@@ -63,9 +63,10 @@ class TreeContext:
     external_forces: bool = False
     snap: float = SNAP_TOLERANCE
     frames: tuple[str, ...] = ()
-    #: Options.actuated and Options.baumgarte (the closed-loop kernels).
+    #: Options.actuated, Options.independent and Options.baumgarte (the closed-loop kernels).
     actuated: tuple[str, ...] | None = None
     baumgarte: tuple[float, float] | None = None
+    independent: tuple[str, ...] | None = None
 
     @cached_property
     def loops(self) -> LoopAnalysis | None:
@@ -79,8 +80,9 @@ class TreeContext:
     @cached_property
     def embedding(self) -> Embedding:
         """The aggregates and independent coordinates of the constraint embedding
-        (:func:`symgen.loops.embedding.embedding`)."""
-        return embedding(self.model, self.loops, self.actuated)
+        (:func:`symgen.loops.embedding.embedding`): Options.independent, else
+        Options.actuated when valid, else chosen by pivoting."""
+        return embedding(self.model, self.loops, self.actuated, self.independent)
 
     @cached_property
     def base_parameters(self) -> BaseParameters:

@@ -43,7 +43,8 @@ class TreeFormulation:
         frames = tuple(dict.fromkeys(frames))  # a frame named twice gives one program
         return TreeContext(model, tuple(model.body_names) + tuple(model.frame_names),
                            options.jacobian_reference, options.external_forces, options.snap,
-                           frames, actuated=options.actuated, baumgarte=options.baumgarte)
+                           frames, actuated=options.actuated, baumgarte=options.baumgarte,
+                           independent=options.independent)
 
     def frames(self, kernel: Kernel, context: TreeContext) -> list[str | None]:
         if kernel.loops and not context.model.loop_joints:

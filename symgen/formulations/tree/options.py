@@ -34,10 +34,13 @@ class Options:
     - ``cse``: run common-subexpression elimination.
     - ``snap``: rotation/axis entries within this of 0 or ±1 are taken as exact.
     - ``actuated``: the actuated joints of a model with loop joints (tree joints, by name),
-      for ``constrained_inverse_dynamics`` and as the independent coordinates of
-      ``dependent_coordinates`` and of the constraint embedding; default: the joints the
-      model's ``actuator`` force elements drive, else its ground joints when they have as
-      many DOF as the mechanism (docs/loops.md).
+      for ``constrained_inverse_dynamics``; default: the joints the model's ``actuator``
+      force elements drive, else its ground joints when they have as many DOF as the
+      mechanism (docs/loops.md).
+    - ``independent``: the joints (tree joints, by name) whose coordinates are the
+      independent coordinates of ``dependent_coordinates`` and of the constraint embedding
+      (``embedded_*``, ``forward_dynamics_embedded``); default None: the actuated joints
+      when they determine the motion, else chosen by pivoting the loop Jacobian.
     - ``baumgarte``: (α, β) in 1/s, Baumgarte's stabilisation of
       ``constrained_forward_dynamics``, G q̈ = −Ġq̇ − 2α G q̇ − β² Φ; None (default): off.
     """
@@ -50,14 +53,17 @@ class Options:
     cse: bool = True
     snap: float = SNAP_TOLERANCE
     actuated: tuple[str, ...] | None = None
+    independent: tuple[str, ...] | None = None
     baumgarte: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         # a single joint name, or lists where tuples are meant (e.g. from JSON)
-        if isinstance(self.actuated, str):
-            object.__setattr__(self, "actuated", (self.actuated,))
-        elif isinstance(self.actuated, list):
-            object.__setattr__(self, "actuated", tuple(self.actuated))
+        for name in ("actuated", "independent"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, (value,))
+            elif isinstance(value, list):
+                object.__setattr__(self, name, tuple(value))
         if isinstance(self.baumgarte, list):
             object.__setattr__(self, "baumgarte", tuple(self.baumgarte))
 
@@ -76,11 +82,13 @@ class Options:
                 f"jacobian_reference must be one of {', '.join(REFERENCES)}, "
                 f"got {self.jacobian_reference!r}"
             )
-        if self.actuated is not None and (
-                not isinstance(self.actuated, tuple) or not self.actuated
-                or not all(isinstance(n, str) and n for n in self.actuated)
-                or len(set(self.actuated)) != len(self.actuated)):
-            raise SymgenError(f"actuated must name distinct joints, got {self.actuated!r}")
+        for name in ("actuated", "independent"):
+            joints = getattr(self, name)
+            if joints is not None and (
+                    not isinstance(joints, tuple) or not joints
+                    or not all(isinstance(n, str) and n for n in joints)
+                    or len(set(joints)) != len(joints)):
+                raise SymgenError(f"{name} must name distinct joints, got {joints!r}")
         if self.baumgarte is not None:
             try:
                 alpha, beta = (float(x) for x in self.baumgarte)
