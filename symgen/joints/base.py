@@ -133,6 +133,13 @@ class JointKind:
         """q ⊕ v·dt for this joint given ``step`` = v·dt (vector joints: q + v·dt)."""
         return [b.emit(x + s) for x, s in zip(qj, step, strict=True)]
 
+    # ------------------------------------------------------------------ configuration rates
+    def rate(self, b: ProgramBuilder, qj: Sequence[Expr], vj: Sequence[Expr]) -> list[Expr]:
+        """q̇ of this joint at (q, v), the right-hand side a standard ODE solver advances q
+        with: v itself for a joint whose v is the rate of its coordinates (revolute,
+        prismatic, helical, cylindrical, universal, planar: docs/conventions.md)."""
+        return list(vj)
+
     # ------------------------------------------------------------------ natural coordinates
     def natural_entities(
         self, m: NaturalModeller, joint: Joint, info: dict, point, axis, jrot

@@ -1,7 +1,7 @@
 """Symbolic exponential maps for q ⊕ v·dt on SO(3) and SE(3) (docs/conventions.md,
-"Configuration integration"; Murray, Li & Sastry 1994, eq. 2.36). Near zero rotation the
-sinc-type coefficients switch to their Taylor series (a branch-free selection in the
-generated code)."""
+"Configuration integration"; Murray, Li & Sastry 1994, eq. 2.36), and their derivative at
+dt = 0, the quaternion rate ½ q ⊗ (ω, 0). Near zero rotation the sinc-type coefficients
+switch to their Taylor series (a branch-free selection in the generated code)."""
 
 from __future__ import annotations
 
@@ -39,4 +39,13 @@ def quaternion_product(b: ProgramBuilder, p: Sequence[Expr], q: Sequence[Expr]) 
     return list(emit_vec(b, vec)) + [b.emit(scalar)]
 
 
-__all__ = ["SMALL_ANGLE_SQ", "quaternion_product", "rotation_step", "select_small"]
+def quaternion_rate(b: ProgramBuilder, quat: Sequence[Expr], omega: Sequence[Expr]) -> list[Expr]:
+    """q̇ = ½ q ⊗ (ω, 0) of the unit quaternion q (scalar last) of a frame turning with
+    angular velocity ω expressed in that (body) frame: Solà, "Quaternion kinematics for the
+    error-state Kalman filter", 2017 (arXiv:1711.02508), "Time derivatives", q̇ = ½ q ⊗ ω_L
+    with ω_L the local rate; the derivative of q ⊗ exp(ω t/2) at t = 0."""
+    return quaternion_product(b, quat, [*(b.emit(0.5 * w) for w in omega), ZERO])
+
+
+__all__ = ["SMALL_ANGLE_SQ", "quaternion_product", "quaternion_rate", "rotation_step",
+           "select_small"]

@@ -1,13 +1,20 @@
 """Free joint: q = (x, y, z, qx, qy, qz, qw), the child origin in the joint frame and the
 unit quaternion of its rotation; v = [ω; v] the body twist in child coordinates, S = I₆
 (Featherstone 2008, Table 4.1). q ⊕ v dt = (p, R)·exp([ω; v] dt) (Murray, Li & Sastry 1994,
-eq. 2.36). Partitioned: six 1-DOF sub-hinges whose frames coincide."""
+eq. 2.36), and its rate: with the body twist ĝ⁻¹ġ = [ω; v] (ibid., §2.4), ṗ = R v and
+q̇_quat = ½ q ⊗ (ω, 0) (Solà 2017). Partitioned: six 1-DOF sub-hinges whose frames
+coincide."""
 
 from __future__ import annotations
 
 from symgen.ir.expr import cos, sin
 from symgen.joints.base import JointKind, Step, unit6
-from symgen.joints.exponential import quaternion_product, rotation_step, select_small
+from symgen.joints.exponential import (
+    quaternion_product,
+    quaternion_rate,
+    rotation_step,
+    select_small,
+)
 from symgen.model import JointType
 from symgen.spatial import (
     IDENTITY3,
@@ -54,6 +61,11 @@ class Free(JointKind):
         rot = emit_mat(b, quaternion_rotation(*qj[3:]))
         position = emit_vec(b, add(qj[:3], mat_vec(rot, trans)))
         return list(position) + quaternion_product(b, qj[3:], dq)
+
+    def rate(self, b, qj, vj):
+        """ṗ = R(q) v (v the body-frame velocity of the origin), q̇ = ½ q ⊗ (ω, 0)."""
+        rot = emit_mat(b, quaternion_rotation(*qj[3:]))
+        return list(emit_vec(b, mat_vec(rot, vj[3:]))) + quaternion_rate(b, qj[3:], vj[:3])
 
 
 __all__ = ["Free"]

@@ -1,11 +1,12 @@
 """Spherical joint: q = unit quaternion (qx, qy, qz, qw), v = ω in child coordinates,
-S = [I; 0] (Featherstone 2008, Table 4.1); q ⊕ ω dt = q ⊗ exp(ω dt/2). Partitioned: three
-1-DOF sub-hinges whose frames coincide."""
+S = [I; 0] (Featherstone 2008, Table 4.1); q ⊕ ω dt = q ⊗ exp(ω dt/2), and its rate
+q̇ = ½ q ⊗ (ω, 0) (Solà 2017). Partitioned: three 1-DOF sub-hinges whose frames
+coincide."""
 
 from __future__ import annotations
 
 from symgen.joints.base import JointKind, Step, unit6
-from symgen.joints.exponential import quaternion_product, rotation_step
+from symgen.joints.exponential import quaternion_product, quaternion_rate, rotation_step
 from symgen.model import JointType
 from symgen.spatial import IDENTITY3, ZERO3, emit_mat, mat3, quaternion_rotation
 
@@ -27,6 +28,10 @@ class Spherical(JointKind):
     def integrate(self, b, qj, step):
         dq, _, _ = rotation_step(b, step)
         return quaternion_product(b, qj, dq)
+
+    def rate(self, b, qj, vj):
+        """q̇ = ½ q ⊗ (ω, 0), ω = v in the child frame."""
+        return quaternion_rate(b, qj, vj)
 
     def natural_entities(self, m, joint, info, point, axis, jrot):
         """The point is shared (by every body of the pin): no equation."""

@@ -16,7 +16,12 @@ from symgen.reference.dynamics import (
     mass_matrix,
 )
 from symgen.reference.energy import element_energy, kinetic_energy, potential_energy
-from symgen.reference.integrate import integrate, neutral_configuration, random_configuration
+from symgen.reference.integrate import (
+    configuration_rates,
+    integrate,
+    neutral_configuration,
+    random_configuration,
+)
 from symgen.reference.kinematics import (
     REFERENCES,
     forward_kinematics,
@@ -27,6 +32,7 @@ from symgen.reference.kinematics import (
 __all__ = [
     "REFERENCES",
     "bias_forces",
+    "configuration_rates",
     "element_energy",
     "forward_dynamics",
     "forward_kinematics",

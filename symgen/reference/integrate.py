@@ -1,5 +1,5 @@
-"""Configurations: neutral and random configurations, and q ⊕ v·dt on each joint's manifold
-(docs/conventions.md, "Configuration integration")."""
+"""Configurations: neutral and random configurations, q ⊕ v·dt on each joint's manifold
+(docs/conventions.md, "Configuration integration") and the configuration rate q̇(q, v)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,22 @@ def integrate(model: Model, q, v, dt: float, params: Mapping[str, float] | None 
     return model_configuration(nm, out)
 
 
+def configuration_rates(model: Model, q, v, params: Mapping[str, float] | None = None) -> Array:
+    """q̇ (nq) at (q, v), the right-hand side a standard ODE solver advances q with: v for
+    vector joints; for a unit quaternion (x, y, z, w) turning with body-frame ω,
+    q̇ = ½ q ⊗ (ω, 0) (Solà 2017, "Time derivatives"); for a free joint's position,
+    ṗ = R(q) v with v the body-frame velocity of the origin (Murray, Li & Sastry 1994, §2.4)."""
+    nm = prepare(model, params)
+    q = tree_configuration(nm, q)
+    v = tree_rates(nm, "v", v)
+    out = np.zeros_like(q)
+    for joint in nm.joints:
+        out[joint.q] = formulas(joint).rate(q[joint.q], v[joint.v])
+    return model_configuration(nm, out)
+
+
 __all__ = [
+    "configuration_rates",
     "integrate",
     "neutral_configuration",
     "random_configuration",

@@ -33,10 +33,31 @@ Pose = Callable[[NumericJoint, Array], tuple[Array, Array]]
 Subspace = Callable[[NumericJoint, Array], Array]
 Bias = Callable[[NumericJoint, Array, Array], Array]
 Step = Callable[[Array, Array], Array]
+Rate = Callable[[Array, Array], Array]
 
 
 def _vector_step(qj: Array, step: Array) -> Array:
     return qj + step
+
+
+def _vector_rate(qj: Array, vj: Array) -> Array:
+    """q̇ = v: the joint's v is the rate of its coordinates (docs/conventions.md)."""
+    return np.array(vj, dtype=float)
+
+
+def quaternion_rate(quat: Array, omega: Array) -> Array:
+    """q̇ of the unit quaternion q = (x, y, z, w) of a frame turning with angular velocity ω
+    expressed in that frame: q̇ = ½ q ⊗ (ω, 0) (Solà, "Quaternion kinematics for the
+    error-state Kalman filter", 2017, arXiv:1711.02508, "Time derivatives": q̇ = ½ q ⊗ ω_L,
+    ω_L the local rate), written as the matrix of right multiplication by the pure
+    quaternion (ω, 0), q̇ = ½ Ω(ω) q with, in scalar-last order,
+    Ω(ω) = [[−ω×, ω], [−ωᵀ, 0]]."""
+    w = np.asarray(omega, dtype=float)
+    big_omega = np.zeros((4, 4))
+    big_omega[:3, :3] = -skew(w)
+    big_omega[:3, 3] = w
+    big_omega[3, :3] = -w
+    return 0.5 * big_omega @ np.asarray(quat, dtype=float)
 
 
 def _no_bias(joint: NumericJoint, qj: Array, vj: Array) -> Array:
@@ -57,14 +78,16 @@ def _columns(angular: list[Array | None], linear: list[Array | None]) -> Array:
 @dataclass(frozen=True)
 class JointFormulas:
     """One joint type: pose (R, p) of the child frame in the joint frame, S(q) (6 x nv),
-    c_J(q, v), q ⊕ step (step = v·dt), and whether the last four q entries are a unit
-    quaternion (identity (0, 0, 0, 1) at the neutral configuration)."""
+    c_J(q, v), q ⊕ step (step = v·dt), whether the last four q entries are a unit
+    quaternion (identity (0, 0, 0, 1) at the neutral configuration), and the configuration
+    rate q̇(q, v)."""
 
     pose: Pose
     subspace: Subspace
     bias: Bias = _no_bias
     integrate: Step = _vector_step
     quaternion: bool = False
+    rate: Rate = _vector_rate
 
 
 # ---------------------------------------------------------------- revolute, continuous
@@ -151,6 +174,11 @@ def _spherical_step(qj: Array, step: Array) -> Array:
     return quaternion_multiply(qj, quaternion_exp(step))
 
 
+def _spherical_rate(qj: Array, vj: Array) -> Array:
+    """q̇ = ½ Ω(ω) q, ω = v in the child frame."""
+    return quaternion_rate(qj, vj)
+
+
 # ---------------------------------------------------------------- free (p, quaternion)
 def _free_pose(j: NumericJoint, qj: Array) -> tuple[Array, Array]:
     return quaternion_to_rotation(qj[3:]), qj[:3].copy()
@@ -182,6 +210,13 @@ def _free_step(qj: Array, step: Array) -> Array:
     return np.concatenate([position, quaternion_multiply(qj[3:], quaternion_exp(step[:3]))])
 
 
+def _free_rate(qj: Array, vj: Array) -> Array:
+    """The body twist [ω; v] = g⁻¹ġ (Murray, Li & Sastry 1994, §2.4, the body velocity):
+    ṗ = R v, and the quaternion's ½ Ω(ω) q."""
+    return np.concatenate([quaternion_to_rotation(qj[3:]) @ vj[3:],
+                           quaternion_rate(qj[3:], vj[:3])])
+
+
 _REVOLUTE = JointFormulas(_revolute_pose, _revolute_s)
 
 #: The numeric formulas of every movable joint type.
@@ -194,9 +229,11 @@ JOINTS: dict[JointType, JointFormulas] = {
     JointType.UNIVERSAL: JointFormulas(_universal_pose, _universal_s, _universal_bias),
     JointType.PLANAR: JointFormulas(_planar_pose, _planar_s, _planar_bias),
     JointType.SPHERICAL: JointFormulas(
-        _spherical_pose, _spherical_s, integrate=_spherical_step, quaternion=True
+        _spherical_pose, _spherical_s, integrate=_spherical_step, quaternion=True,
+        rate=_spherical_rate,
     ),
-    JointType.FREE: JointFormulas(_free_pose, _free_s, integrate=_free_step, quaternion=True),
+    JointType.FREE: JointFormulas(_free_pose, _free_s, integrate=_free_step, quaternion=True,
+                                  rate=_free_rate),
 }
 
 
@@ -232,5 +269,6 @@ __all__ = [
     "formulas",
     "joint_pose",
     "motion_subspace",
+    "quaternion_rate",
     "se3_exp_translation",
 ]

@@ -502,6 +502,8 @@ REFERENCES: dict[str, Reference] = {
     "element_forces": lambda r: {"Q": _elements_at(r)},
     "integrate": lambda r: {"q_next": ref.integrate(r.model, r.q, r.v, float(r.dt),
                                                     params=r.params)},
+    "configuration_rates": lambda r: {"qdot": ref.configuration_rates(r.model, r.q, r.v,
+                                                                  params=r.params)},
     "loop_constraints": _loop,
     "loop_jacobian": _loop,
     "loop_bias": _loop,

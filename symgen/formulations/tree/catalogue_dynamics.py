@@ -11,7 +11,7 @@ verify's (:mod:`symgen.apps.verify.reference_queries`,
 from __future__ import annotations
 
 from symgen.formulations import articulated, kinematics, ltdl, recursions
-from symgen.formulations.integrate import integrate
+from symgen.formulations.integrate import configuration_rates, integrate
 from symgen.formulations.tree.context import FORMULATION
 from symgen.formulations.tree.derivation import (
     ACC_DOC,
@@ -159,4 +159,19 @@ register(Kernel(
     tree_program(lambda d: integrate(d.b, d.model, d.inputs["q"], d.inputs["v"],
                                      d.inputs["dt"][0])),
     uses_tree=False,
+))
+
+register(Kernel(
+    "configuration_rates", FORMULATION,
+    "q̇ = rate(q, v), the right-hand side of q for standard ODE solvers", ("q", "v"),
+    one("qdot", lambda c: (c.model.nq,),
+        "configuration rate q̇ (nq): v for vector joints, ½ q ⊗ (ω, 0) for a quaternion "
+        "(x, y, z, w), R(q) v for a free joint's position"),
+    tree_program(lambda d: configuration_rates(d.b, d.model, d.inputs["q"], d.inputs["v"])),
+    uses_tree=False, default=False,
+    doc="The derivative of integrate(q, v, t) at t = 0 (docs/conventions.md, "
+    "'Configuration integration'): with forward_dynamics, ẋ = (q̇, v̇) for scipy's "
+    "solve_ivp and other integrators of vectors; the quaternions then drift off unit norm "
+    "by the solver's error, so normalise them between steps (or at the end). Not in the "
+    "default set (name it).",
 ))
