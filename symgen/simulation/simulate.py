@@ -31,13 +31,14 @@ from symgen.io import load
 from symgen.model import Model
 from symgen.registry import all_kernels
 from symgen.simulation.constrained import ConstrainedSolver
+from symgen.simulation.natural_run import NATURAL_METHODS, simulate_natural
 from symgen.simulation.rates import ConfigurationRates
 from symgen.simulation.trajectory import Trajectory
 
 Array = np.ndarray
 #: Joint forces: None (zero), a constant vector (nv), or a function (t, q, v) -> τ.
 Forces = None | Sequence[float] | Array | Callable[[float, Array, Array], Array]
-METHODS = ("auto", "tree", "projected")
+METHODS = ("auto", "tree", "projected", *NATURAL_METHODS)
 #: Position projection: Newton iterations and their stopping residual (m or rad).
 PROJECTION_ITERATIONS = 6
 PROJECTION_TOLERANCE = 1e-13
@@ -170,7 +171,10 @@ def simulate(model: Model | str | Path, duration: float, dt: float | None = None
     local error below ``tolerance`` (relative and absolute, per coordinate); with ``dt``, the
     classical Runge-Kutta method at that fixed step. ``method``: ``"auto"`` (``"tree"`` for
     open trees, ``"projected"`` for closed loops), ``"tree"`` or ``"projected"`` (module
-    docstring). The initial state is projected onto the constraints. ``record_every``
+    docstring); ``"natural"`` / ``"natural_rk4"``: the compiled natural-coordinate step
+    ``nc_step`` / ``nc_step_rk4`` at the fixed step ``dt`` (default 1 ms), the trajectory
+    read back in joint coordinates (:mod:`symgen.simulation.natural_run`; 1-DOF joints
+    only). The initial state is projected onto the constraints. ``record_every``
     keeps every k-th step. ``progress``: lines on stderr (None: when the run takes longer
     than a few seconds). ``kernels``: compiled kernels of the
     model to reuse (``symgen.compile_kernels``), else they are generated and compiled (cached
@@ -184,6 +188,9 @@ def simulate(model: Model | str | Path, duration: float, dt: float | None = None
         raise SymgenError(f"simulate: tolerance must be positive (got {tolerance})")
     if method not in METHODS:
         raise SymgenError(f"simulate: unknown method {method!r} (known: {', '.join(METHODS)})")
+    if method in NATURAL_METHODS:
+        return simulate_natural(model, duration, dt, q0, v0, tau, method, params,
+                                record_every, progress, kernels)
     if method == "auto":
         method = "projected" if model.loop_joints else "tree"
     if method == "tree" and model.loop_joints:

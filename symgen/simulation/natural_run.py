@@ -1,0 +1,365 @@
+"""``symgen.simulate(..., method="natural" | "natural_rk4")``: a trajectory from the
+generated natural-coordinate step kernels, returned in the model's joint coordinates.
+
+The model is integrated in García de Jalón & Bayo's natural coordinates (1994, ch. 2: the
+Cartesian coordinates of points and unit vectors, constant mass matrix) by one compiled
+step kernel, called once per fixed step:
+
+- ``"natural"``: ``nc_step``, the index-3 augmented Lagrangian with the trapezoidal rule
+  (§8.5, eq. 8.124-8.135): A-stable, second order, robust through singular positions and
+  with redundant constraints;
+- ``"natural_rk4"``: ``nc_step_rk4``, the classical Runge-Kutta method on the index-1
+  equations (the Lagrange multipliers of eq. 5.10 without stabilisation) with projections
+  onto the constraints after each step (Hairer & Wanner 1996, §VII.2): fourth order, for
+  accuracy on motions away from singular positions; explicit (h·ω ≲ 2.8).
+
+Both kernels bake the step h (``NaturalOptions.step``, which also sizes the penalty), so they
+are generated for the h of the run (compiled modules are cached on disk). The start (q0, v0)
+in joint coordinates becomes a natural state by :func:`symgen.natural.natural_state`; every
+step the compiled ``nc_joint_values`` reads the joint angles and displacements back (angles
+continued from the previous step's, so they are unwrapped), which is why every joint of the
+spanning tree must be a 1-DOF joint with a natural coordinate (revolute, continuous,
+prismatic): the others (spherical, universal, free, ...) are refused with a one-line error.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from symgen.build.compiler import compile_kernels
+from symgen.errors import SymgenError
+from symgen.formulations.natural.kernels import NaturalOptions, natural_model
+from symgen.formulations.natural.model import NaturalModel
+from symgen.formulations.natural.penalty import REFERENCE_STEP
+from symgen.formulations.natural.registration import NaturalContext
+from symgen.generate import generate
+from symgen.model import Model
+from symgen.natural import natural_state
+from symgen.simulation.trajectory import Trajectory
+
+Array = np.ndarray
+#: The natural-coordinate methods of :func:`symgen.simulate` and their step kernels.
+NATURAL_METHODS = {"natural": "nc_step", "natural_rk4": "nc_step_rk4"}
+#: The step when ``dt`` is None (s): the penalty rule's reference step, ``NaturalOptions``'
+#: default (shortened to the largest step that divides the duration).
+DEFAULT_STEP = REFERENCE_STEP
+#: A note names the largest recorded max |Φ| above this (Φ: squared lengths, m², and dot
+#: products of unit vectors): the motion left the constraints.
+DRIFT_NOTE = 1e-6
+_RULES = {"nc_step": "index-3 augmented-Lagrangian trapezoidal step",
+          "nc_step_rk4": "index-1 Runge-Kutta 4 step with projections"}
+
+
+def natural_kernel_names(model: Model, method: str) -> list[str]:
+    """The kernels a natural-coordinate run calls."""
+    names = [NATURAL_METHODS[method], "nc_accelerations", "nc_constraints", "nc_jacobian",
+             "nc_energy", "nc_joint_values"]
+    if model.force_elements:
+        names.append("nc_forces")  # the dampers' power
+    return names
+
+
+def _step_size(duration: float, dt: float | None, baked: float | None) -> tuple[float, int]:
+    """(h, number of steps): ``dt``, else the kernels' baked step, else :data:`DEFAULT_STEP`
+    shortened to divide ``duration``."""
+    if dt is None and baked is None:
+        steps = max(1, math.ceil(duration / DEFAULT_STEP * (1 - 1e-12)))
+        return duration / steps, steps
+    h = dt if dt is not None else baked
+    steps = int(round(duration / h))
+    if steps < 1 or abs(steps * h - duration) > 1e-9 * duration:
+        raise SymgenError(f"simulate: duration {duration} is not a whole number of steps "
+                          f"dt = {h}")
+    return h, steps
+
+
+def _joint_positions(model: Model, nm: NaturalModel, method: str) -> Array:
+    """For each coordinate of q (and v: 1-DOF joints only), the position of its joint among
+    the natural model's joint coordinates (``nc_joint_values``, ``tau``)."""
+    position = {name: i for i, name in enumerate(nm.actuated)}
+    out = np.zeros(model.nq, dtype=int)
+    for joint in model.joints:
+        if joint.nq == 0 and joint.nv == 0:
+            continue
+        if joint.name not in position or joint.nq != 1 or joint.nv != 1:
+            raise SymgenError(
+                f"simulate: method {method!r} reads joint coordinates back from natural "
+                f"coordinates for 1-DOF joints only; joint {joint.name!r} is "
+                f"{joint.type.value}: use method 'tree' or 'projected'")
+        out[model.q_slices[joint.name].start] = position[joint.name]
+    return out
+
+
+def _force_parameters(model: Model, nm: NaturalModel, params) -> Array:
+    """The values of the natural model's runtime parameters (the force elements') from
+    ``params`` (the model's parameters, declaration order; None: the defaults). The other
+    parameters are baked into the natural model at their defaults."""
+    values = {p.name: float(p.default) for p in model.parameters}
+    if params is not None:
+        given = np.asarray(params, dtype=float).reshape(-1)
+        if given.shape != (len(model.parameters),):
+            raise SymgenError(f"simulate: params has {given.size} values, the model "
+                              f"{len(model.parameters)}")
+        baked = [p.name for p, x in zip(model.parameters, given, strict=True)
+                 if p.name not in nm.force_parameters and x != float(p.default)]
+        if baked:
+            raise SymgenError(
+                f"simulate: the natural-coordinate methods bake parameter {baked[0]!r} into "
+                "the natural model (only the force elements' parameters stay runtime); pass "
+                "model.resolve({...}) with its value instead")
+        values.update(zip((p.name for p in model.parameters), given.tolist(), strict=True))
+    return np.array([values[name] for name in nm.force_parameters], dtype=float)
+
+
+def _actuators(nm: NaturalModel, force_params: Array) -> list[tuple[int, float, float, float]]:
+    """(position in ``nc_joint_values``, force F, sign, offset) of each joint actuator on an
+    angle: ``nc_energy`` holds its potential −Fθ with θ read by atan2 (wrapped to a turn),
+    while its force F∂θ/∂q is smooth; the run's energy takes the unwrapped θ."""
+    import sympy
+
+    from symgen.model.elements import JointActuator
+
+    values = dict(zip(nm.force_parameter_symbols, force_params.tolist(), strict=True))
+    position = {name: i for i, name in enumerate(nm.actuated)}
+    out = []
+    for e in nm.force_elements:
+        if isinstance(e, JointActuator) and nm.joint_coordinates[e.joint].kind == "angle":
+            jc = nm.joint_coordinates[e.joint]
+            force = float(sympy.sympify(e.force).subs(values))
+            out.append((position[e.joint], force, jc.sign, jc.offset))
+    return out
+
+
+class _Kernels:
+    """The compiled natural kernels of a run, called with the run's fixed inputs (the force
+    parameters) appended where a kernel declares them."""
+
+    def __init__(self, lib, step: str, force_params: Array, nm: NaturalModel) -> None:
+        def fixed(name: str) -> tuple[Array, ...]:
+            inputs = [s.name for s in lib[name].inputs]
+            return (force_params,) if "params" in inputs else ()
+
+        self.step, self.step_fixed = lib[step], fixed(step)
+        self.accelerations, self.acc_fixed = lib.nc_accelerations, fixed("nc_accelerations")
+        self.energy_fn, self.energy_fixed = lib.nc_energy, fixed("nc_energy")
+        self.constraints, self.jacobian = lib.nc_constraints, lib.nc_jacobian
+        self.joint_values = lib.nc_joint_values
+        self.forces = lib["nc_forces"] if "nc_forces" in lib.functions else None
+        self.forces_fixed = fixed("nc_forces") if self.forces is not None else ()
+        self.actuators = _actuators(nm, force_params)
+
+    def energy(self, q: Array, qd: Array, values: Array) -> float:
+        """Kinetic + gravity + the force elements' potential, the actuators' −Fθ with the
+        unwrapped joint ``values``."""
+        energy = float(np.sum(self.energy_fn(q, qd, *self.energy_fixed)))
+        for i, force, sign, offset in self.actuators:
+            turned = sign * values[i] + offset  # atan2(s, c) up to whole turns
+            wrapped = sign * (math.atan2(math.sin(turned), math.cos(turned)) - offset)
+            energy -= force * (values[i] - wrapped)
+        return energy
+
+    def residuals(self, q: Array, qd: Array) -> tuple[float, float]:
+        """max |Φ(q)| and max |Φ_q q̇|."""
+        phi = np.asarray(self.constraints(q))
+        rate = np.asarray(self.jacobian(q)) @ qd
+        return float(np.max(np.abs(phi), initial=0.0)), float(np.max(np.abs(rate), initial=0.0))
+
+    def damper_power(self, q: Array, qd: Array, zero_tau: Array) -> float:
+        """Power of the velocity-dependent forces (the dampers): (Q(q, q̇) − Q(q, 0))·q̇;
+        gravity, springs and constant actuators cancel (their potential is in
+        ``nc_energy``)."""
+        if self.forces is None:
+            return 0.0
+        moving = np.asarray(self.forces(q, qd, zero_tau, *self.forces_fixed))
+        still = np.asarray(self.forces(q, np.zeros_like(qd), zero_tau, *self.forces_fixed))
+        return float((moving - still) @ qd)
+
+
+def _compiled(model: Model, nm: NaturalModel | None, method: str, h: float):
+    nm = nm if nm is not None else natural_model(model)
+    opts = NaturalOptions(step=h, baumgarte=0.0)  # nc_accelerations: the index-1 start
+    ks = generate(model, natural_kernel_names(model, method), opts,
+                  context=NaturalContext(model.resolve(), nm, opts))
+    return compile_kernels(ks, vectorize=None)
+
+
+def _given_kernels(kernels, method: str, dt: float | None) -> tuple[NaturalModel, float]:
+    """The natural model and baked step of compiled kernels handed to simulate."""
+    ks = getattr(kernels, "kernel_set", None)
+    options = getattr(ks, "options", None)
+    if not isinstance(options, NaturalOptions):
+        raise SymgenError(f"simulate: method {method!r} needs natural-coordinate kernels "
+                          "(symgen.generate with NaturalOptions), got others")
+    missing = [n for n in natural_kernel_names(ks.model, method) if n not in kernels.functions]
+    if missing:
+        raise SymgenError(f"simulate: the given kernels lack {', '.join(missing)}")
+    if dt is not None and abs(dt - options.step) > 1e-12 * dt:
+        raise SymgenError(f"simulate: the given kernels step h = {options.step:g} s (baked "
+                          f"in), not dt = {dt:g} s")
+    return ks.context.nm, options.step
+
+
+def _forces(tau, nv: int) -> tuple[Callable[[float, Array, Array], Array] | None, Array]:
+    """(a function (t, q, v) -> τ, or None for constant forces; the constant τ)."""
+    if tau is None:
+        return None, np.zeros(nv)
+    if callable(tau):
+        def call(t: float, q: Array, v: Array) -> Array:
+            out = np.asarray(tau(t, q, v), dtype=float).reshape(-1)
+            if out.shape != (nv,):
+                raise SymgenError(f"the joint-force function returned {out.size} values, "
+                                  f"expected nv = {nv}")
+            return out
+        return call, np.zeros(nv)
+    constant = np.asarray(tau, dtype=float).reshape(-1)
+    if constant.shape != (nv,):
+        raise SymgenError(f"tau has {constant.size} values, expected nv = {nv}")
+    return None, constant
+
+
+def simulate_natural(model: Model, duration: float, dt: float | None = None,
+                     q0: Sequence[float] | None = None, v0: Sequence[float] | None = None,
+                     tau=None, method: str = "natural", params=None, record_every: int = 1,
+                     progress: bool | None = None, kernels=None) -> Trajectory:
+    """:func:`symgen.simulate` with ``method`` "natural" (``nc_step``) or "natural_rk4"
+    (``nc_step_rk4``); the arguments are simulate's (module docstring).
+
+    - **step**: ``dt``, else the step baked into the given ``kernels``, else
+      :data:`DEFAULT_STEP` (1 ms) shortened to divide ``duration``;
+    - **start**: (``q0``, ``v0``) (defaults: the neutral configuration, at rest) mapped by
+      :func:`symgen.natural.natural_state` (closed on Φ = 0, velocities projected
+      mass-orthogonally), accelerations and multipliers from ``nc_accelerations``;
+    - **forces**: ``tau`` (joint forces of the spanning tree's 1-DOF joints, passed to the
+      step's ``tau``; the loop joints get none) is held over each step: a function
+      ``tau(t, q, v)`` is called once per step at the step kernel's own force point, the end
+      t + h of the trapezoidal step (at the predictor q + h q̇ + ½h²q̈, q̇ + h q̈, eq. 8.135),
+      the midpoint t + h/2 of the RK4 step (q + ½h q̇ + ⅛h²q̈, q̇ + ½h q̈);
+    - **records**: t, joint q and v (``nc_joint_values``), max |Φ| and max |Φ_q q̇| of the
+      natural coordinates, the energy (``nc_energy``: kinetic, gravity, the force elements'
+      potential; the actuators' −Fθ with θ unwrapped), the work of ``tau`` (τ·Δq per step,
+      τ the force the step applied: the held one of RK4, the mean of the trapezoidal step's
+      two ends) and of the dampers ((Q(q, q̇) − Q(q, 0))·q̇ of ``nc_forces``, trapezoidal
+      rule). A note names a drift of max |Φ| beyond :data:`DRIFT_NOTE`; a state that is not
+      finite is an error."""
+    if method not in NATURAL_METHODS:
+        raise SymgenError(f"simulate_natural: unknown method {method!r} (known: "
+                          f"{', '.join(NATURAL_METHODS)})")
+    nm, baked = (None, None) if kernels is None else _given_kernels(kernels, method, dt)
+    h, steps = _step_size(duration, dt, baked)
+    if nm is None:
+        nm = natural_model(model)
+    positions = _joint_positions(model, nm, method)
+    force_params = _force_parameters(model, nm, params)
+    controller, constant = _forces(tau, model.nv)
+    q_joint = np.asarray(model.neutral_configuration if q0 is None else q0, dtype=float)
+    v_joint = np.zeros(model.nv) if v0 is None else np.asarray(v0, dtype=float)
+    if q_joint.shape != (model.nq,) or v_joint.shape != (model.nv,):
+        raise SymgenError(f"simulate: q0 needs nq = {model.nq} values and v0 nv = {model.nv}")
+    lib = kernels if kernels is not None else _compiled(model, nm, method, h)
+    k = _Kernels(lib, NATURAL_METHODS[method], force_params, nm)
+    q, qd = natural_state(model, q_joint, v_joint, nm)
+    njoints = len(nm.actuated)
+    near = np.zeros(njoints)
+    near[positions] = q_joint
+    values, rates = (np.array(x) for x in k.joint_values(q, qd, near))
+    notes = [f"natural coordinates: n = {nm.n}, {nm.m} constraints; joint coordinates read "
+             "back by nc_joint_values"]
+    moved = float(np.max(np.abs(values[positions] - q_joint), initial=0.0))
+    if moved > 1e-9:
+        notes.append(f"the start was closed on the loop constraints in natural coordinates "
+                     f"(q moved by {moved:.3g})")
+
+    def nc_tau(tau_joint: Array) -> Array:
+        out = np.zeros(njoints)
+        out[positions] = tau_joint
+        return out
+
+    def joint_state(values: Array, rates: Array) -> tuple[Array, Array]:
+        return values[positions].copy(), rates[positions].copy()
+
+    q_now, v_now = joint_state(values, rates)
+    trapezoidal = method == "natural"
+    tau_joint = constant if controller is None else controller(0.0, q_now, v_now)
+    tau_nc = nc_tau(tau_joint)
+    qdd, lam = (np.array(x) for x in k.accelerations(q, qd, tau_nc, *k.acc_fixed))
+    state = (q, qd, qdd, lam)
+    spare = tuple(np.empty_like(x) for x in state)
+    r_q, r_v = k.residuals(q, qd)
+    record = [(0.0, q_now, v_now, r_q, r_v, k.energy(q, qd, values), 0.0)]
+    clock = _Progress(model.name, duration, progress)
+    zero_tau = np.zeros(njoints)
+    dampers = k.forces is not None
+    power = k.damper_power(q, qd, zero_tau) if dampers else 0.0
+    work = 0.0
+    isfinite = math.isfinite
+    for n in range(1, steps + 1):
+        tau_before = tau_joint
+        if controller is not None:  # τ at the step's force point, from the predictor
+            s = h if trapezoidal else 0.5 * h
+            x, xd, xdd = state[0], state[1], state[2]
+            pv, pr = k.joint_values(x + s * xd + 0.5 * s * s * xdd, xd + s * xdd, values)
+            tau_joint = controller((n - 1) * h + s, *joint_state(np.asarray(pv),
+                                                                 np.asarray(pr)))
+            tau_nc = nc_tau(tau_joint)
+            if not trapezoidal:  # every RK4 stage, the first too, with the held τ
+                state[2][:] = k.accelerations(x, xd, tau_nc, *k.acc_fixed)[0]
+        k.step(*state, tau_nc, *k.step_fixed, out=spare)
+        state, spare = spare, state
+        q, qd = state[0], state[1]
+        if not isfinite(float(q.sum() + qd.sum())):
+            raise SymgenError(f"simulate: the state is not finite at t = {n * h:.6g} s "
+                              f"(step {n}); try a smaller dt")
+        k.joint_values(q, qd, values, out=(values, rates))
+        q_new, v_new = joint_state(values, rates)
+        # the work of τ: the trapezoidal rule's force is the mean of its two ends' τ, RK4's
+        # the held τ
+        held = 0.5 * (tau_before + tau_joint) if trapezoidal else tau_joint
+        work += float(held @ (q_new - q_now))
+        if dampers:
+            power_new = k.damper_power(q, qd, zero_tau)
+            work += 0.5 * h * (power + power_new)
+            power = power_new
+        q_now, v_now = q_new, v_new
+        if n % record_every == 0 or n == steps:
+            r_q, r_v = k.residuals(q, qd)
+            record.append((n * h, q_now, v_now, r_q, r_v, k.energy(q, qd, values), work))
+        clock.report(n * h)
+    columns = [np.array(c) for c in zip(*record, strict=True)]
+    worst = int(np.argmax(columns[3]))
+    if columns[3][worst] > DRIFT_NOTE:
+        notes.append(f"the natural coordinates left the constraints (max |phi| = "
+                     f"{columns[3][worst]:.2g} at t = {columns[0][worst]:.4g} s): the step is "
+                     "too long for this motion; use a smaller dt")
+    if controller is not None:
+        notes.append("tau(t, q, v) sampled once per step: at t + h, the trapezoidal rule's "
+                     "force point" if trapezoidal else "tau(t, q, v) sampled once per step "
+                     "at t + h/2 and held over its four stages")
+    rule = (f"{NATURAL_METHODS[method]}: {_RULES[NATURAL_METHODS[method]]}, fixed step "
+            f"{h:g} s" + (" (the default step)" if dt is None and kernels is None else ""))
+    return Trajectory(model, f"{method} ({rule})", *columns, notes)
+
+
+class _Progress:
+    """Progress lines on stderr once a second (``enabled`` None: after 2 s)."""
+
+    def __init__(self, name: str, duration: float, enabled: bool | None) -> None:
+        self.name, self.duration, self.enabled = name, duration, enabled
+        self.started = self.last = time.monotonic()
+
+    def report(self, t: float) -> None:
+        now = time.monotonic()
+        if self.enabled is False or now - self.last < 1.0 or (
+                not self.enabled and now - self.started < 2.0):
+            return
+        self.last = now
+        print(f"simulate {self.name}: t = {t:.4g} of {self.duration:.4g} s "
+              f"({100 * t / self.duration:.0f} %, {now - self.started:.0f} s)",
+              file=sys.stderr)
+
+
+__all__ = ["DEFAULT_STEP", "NATURAL_METHODS", "natural_kernel_names", "simulate_natural"]
