@@ -16,10 +16,8 @@ drift at rounding level (:mod:`symgen.simulation.constrained`).
 
 from __future__ import annotations
 
-import sys
-import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -31,21 +29,19 @@ from symgen.io import load
 from symgen.model import Model
 from symgen.registry import all_kernels
 from symgen.simulation.constrained import ConstrainedSolver
+from symgen.simulation.driving import Forces, Progress, forces_function
+from symgen.simulation.loop_run import LOOP_METHODS, simulate_loop_steps
 from symgen.simulation.natural_run import NATURAL_METHODS, simulate_natural
 from symgen.simulation.rates import ConfigurationRates
 from symgen.simulation.trajectory import Trajectory
 
 Array = np.ndarray
-#: Joint forces: None (zero), a constant vector (nv), or a function (t, q, v) -> τ.
-Forces = None | Sequence[float] | Array | Callable[[float, Array, Array], Array]
-METHODS = ("auto", "tree", "projected", *NATURAL_METHODS)
+METHODS = ("auto", "tree", "projected", *LOOP_METHODS, *NATURAL_METHODS)
 #: Position projection: Newton iterations and their stopping residual (m or rad).
 PROJECTION_ITERATIONS = 6
 PROJECTION_TOLERANCE = 1e-13
 #: Default local error tolerance of the adaptive steps (relative and absolute).
 TOLERANCE = 1e-10
-#: Wall-clock seconds after which progress lines are printed (``progress=None``).
-PROGRESS_AFTER = 2.0
 
 
 def _kernel_names(model: Model, method: str) -> list[str]:
@@ -139,24 +135,6 @@ class _Dynamics:
                                  np.asarray(self.call("loop_jacobian", q)))
 
 
-def _forces(tau: Forces, nv: int) -> Callable[[float, Array, Array], Array]:
-    if tau is None:
-        zero = np.zeros(nv)
-        return lambda t, q, v: zero
-    if callable(tau):
-        def call(t: float, q: Array, v: Array) -> Array:
-            out = np.asarray(tau(t, q, v), dtype=float).reshape(-1)
-            if out.shape != (nv,):
-                raise SymgenError(f"the joint-force function returned {out.size} values, "
-                                  f"expected nv = {nv}")
-            return out
-        return call
-    constant = np.asarray(tau, dtype=float).reshape(-1)
-    if constant.shape != (nv,):
-        raise SymgenError(f"tau has {constant.size} values, expected nv = {nv}")
-    return lambda t, q, v: constant
-
-
 def simulate(model: Model | str | Path, duration: float, dt: float | None = None,
              q0: Sequence[float] | None = None, v0: Sequence[float] | None = None,
              tau: Forces = None, method: str = "auto", tolerance: float = TOLERANCE,
@@ -192,7 +170,16 @@ def simulate(model: Model | str | Path, duration: float, dt: float | None = None
         return simulate_natural(model, duration, dt, q0, v0, tau, method, params,
                                 record_every, progress, kernels)
     if method == "auto":
-        method = "projected" if model.loop_joints else "tree"
+        method = "tree" if not model.loop_joints else "projected" if dt is None else "loop_rk4"
+    if method in LOOP_METHODS:
+        if not model.loop_joints:
+            raise SymgenError(f"simulate: method {method!r} integrates closed loops; model "
+                              f"{model.name!r} has none (use 'tree')")
+        if dt is None:
+            raise SymgenError(f"simulate: method {method!r} takes a fixed step: give dt")
+        q_start, v_start = _start(model, q0, v0)
+        return simulate_loop_steps(model, duration, dt, q_start, v_start, tau, method, params,
+                                   record_every, progress)
     if method == "tree" and model.loop_joints:
         raise SymgenError(f"model {model.name!r} has loop joints: method 'tree' integrates "
                           "open trees; use 'projected' (the default)")
@@ -203,15 +190,12 @@ def simulate(model: Model | str | Path, duration: float, dt: float | None = None
                                       vectorize=None)
     lib = kernels
     dyn = _Dynamics(model, method, lib, params)
-    forces = _forces(tau, model.nv)
-    q = np.asarray(model.neutral_configuration if q0 is None else q0, dtype=float).copy()
-    v = np.zeros(model.nv) if v0 is None else np.asarray(v0, dtype=float).copy()
-    if q.shape != (model.nq,) or v.shape != (model.nv,):
-        raise SymgenError(f"simulate: q0 needs nq = {model.nq} values and v0 nv = {model.nv}")
+    forces = forces_function(tau, model.nv)
+    q, v = _start(model, q0, v0)
     q = dyn.rates.normalise(q)
     q, v, r_q, r_v = dyn.project(q, v)
     record = [(0.0, q, v, r_q, r_v, dyn.energy(q, v), 0.0)]
-    clock = _Progress(model.name, duration, progress)
+    clock = Progress(model.name, duration, progress)
     if dt is not None:
         steps = int(round(duration / dt))
         if steps < 1 or abs(steps * dt - duration) > 1e-9 * duration:
@@ -257,6 +241,15 @@ def simulate(model: Model | str | Path, duration: float, dt: float | None = None
                       np.array(columns[5]), np.array(columns[6]), notes)
 
 
+def _start(model: Model, q0, v0) -> tuple[Array, Array]:
+    """(q0, v0) as arrays, defaults filled in (the neutral configuration, rest), checked."""
+    q = np.asarray(model.neutral_configuration if q0 is None else q0, dtype=float).copy()
+    v = np.zeros(model.nv) if v0 is None else np.asarray(v0, dtype=float).copy()
+    if q.shape != (model.nq,) or v.shape != (model.nv,):
+        raise SymgenError(f"simulate: q0 needs nq = {model.nq} values and v0 nv = {model.nv}")
+    return q, v
+
+
 #: The projection may correct a step by at most this fraction of the step's own motion
 #: (plus 1e-8): a larger correction means the step left the assembly branch it started on.
 BRANCH_FRACTION = 0.5
@@ -276,24 +269,6 @@ def _check_branch(model: Model, before: Array, stepped: Array, projected: Array,
             f"simulate: at t = {t:.6g} s closing the loops moved q by {correction:.3g} after a "
             f"step that moved it by {motion:.3g}: the step left the assembly branch; use a "
             "smaller dt (or the adaptive default)")
-
-
-class _Progress:
-    """Progress lines on stderr once a second (``enabled`` None: after a few seconds)."""
-
-    def __init__(self, name: str, duration: float, enabled: bool | None) -> None:
-        self.name, self.duration, self.enabled = name, duration, enabled
-        self.started = self.last = time.monotonic()
-
-    def report(self, t: float) -> None:
-        now = time.monotonic()
-        if self.enabled is False or now - self.last < 1.0 or (
-                not self.enabled and now - self.started < PROGRESS_AFTER):
-            return
-        self.last = now
-        print(f"simulate {self.name}: t = {t:.4g} of {self.duration:.4g} s "
-              f"({100 * t / self.duration:.0f} %, {now - self.started:.0f} s)",
-              file=sys.stderr)
 
 
 #: Dormand & Prince (1980) 5(4): nodes, stage coefficients, 5th- and 4th-order weights

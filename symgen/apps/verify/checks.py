@@ -98,8 +98,9 @@ def roundoff_error(actual, expected, roundoff, tolerance: float) -> float:
 def random_states(ks: KernelSet, count: int, seed: int) -> list[dict]:
     """Random states: the formulation's own when it has them (natural coordinates:
     assembled configurations and consistent velocities), else q uniform on the joint
-    manifolds, v, a, tau, external forces and the independent rates and accelerations of
-    the embedded kernels (``v_ind``, ``a_ind``) standard normal, dt = 0.01, parameters at
+    manifolds, v, a, tau, external forces, the independent rates and accelerations of
+    the embedded kernels (``v_ind``, ``a_ind``) and the step kernels' multipliers (``lam``)
+    standard normal, dt = 0.01, parameters at
     their defaults."""
     own = STATES.get(type(ks.context))
     if own is not None:
@@ -111,7 +112,7 @@ def random_states(ks: KernelSet, count: int, seed: int) -> list[dict]:
     # other inputs (the independent rates and accelerations of the embedded kernels):
     # standard normal of their declared size
     others = {s.name: s.size for p in ks.programs.values() for s in p.inputs
-              if s.name in ("v_ind", "a_ind")}
+              if s.name in ("v_ind", "a_ind", "lam")}
     for _ in range(count):
         forces = {name: rng.normal(size=6) for name in model.body_names}
         extra = {name: rng.normal(size=size) for name, size in sorted(others.items())}

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 import symgen.reference as ref
+from symgen.formulations import loop_step
 from symgen.formulations.natural.kernels import NaturalOptions, independent_joints
 from symgen.formulations.natural.model import NaturalModel
 from symgen.formulations.natural.registration import NaturalContext
@@ -25,6 +26,7 @@ from symgen.kernel_set import KernelSet
 from symgen.loops import LoopClosure
 from symgen.loops.actuation import actuation
 from symgen.model import Model
+from symgen.reference import loop_step as steps
 from symgen.reference.derivatives import central_differences, lie_term, time_derivative
 from symgen.reference.forces import element_forces
 from symgen.reference.natural import (
@@ -193,6 +195,70 @@ def _loop(r: ReferenceQuery) -> dict[str, np.ndarray]:
         out["gamma"] = np.concatenate([u @ g for u, g in zip(
             keep, closure.biases(r.q, r.v), strict=True)])
     return out
+
+
+def _loop_dynamics(r: ReferenceQuery) -> steps.LoopDynamics:
+    """The mechanism as the numpy steps read it: M and C of the reference dynamics, τ + Q
+    of the force elements, Φ, G and Ġq̇ of the numeric loop closure in the independent rows
+    (:func:`_loop`), q ⊕ Δ on the joint manifolds."""
+    model, params, keep = r.model, r.params, list(r.context.loops.rows)
+
+    def loops(q: np.ndarray, v: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        out = _loop(ReferenceQuery(model, {**r.state, "q": q, "v": v}, r.frame, r.context))
+        return {k: out[k][keep] for k in out}
+
+    return steps.LoopDynamics(
+        mass=lambda q: ref.mass_matrix(model, q, params=params),
+        bias=lambda q, v: ref.bias_forces(model, q, v, params=params),
+        applied=lambda q, v, tau: tau + element_forces(model, q, v, params=params),
+        phi=lambda q: loops(q)["phi"],
+        jac=lambda q: loops(q)["G"],
+        gamma=lambda q, v: loops(q, v)["gamma"],
+        integrate=lambda q, dq: ref.integrate(model, q, dq, 1.0, params=params))
+
+
+def _step_settings(r: ReferenceQuery) -> steps.Settings:
+    """The settings the kernels were generated with: Options.step, the acceleration-level
+    penalties of the loop system, the iteration counts of
+    :mod:`symgen.formulations.loop_step`."""
+    return steps.Settings(r.context.step, r.context.loop_system.alpha, loop_step.ITERATIONS,
+                          loop_step.REFINEMENT_ITERATIONS, loop_step.PROJECTION_ITERATIONS)
+
+
+def _loop_project(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    q, v = steps.project(_loop_dynamics(r), _step_settings(r), r.q, r.v)
+    return {"q_closed": q, "v_consistent": v}
+
+
+def _loop_rk4(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    q, v, lam = steps.rk4_step(_loop_dynamics(r), _step_settings(r), r.q, r.v,
+                               np.asarray(r.state["lam"], float), r.tau)
+    return {"q_next": q, "v_next": v, "lam_next": lam}
+
+
+def _loop_trapezoidal(r: ReferenceQuery) -> dict[str, np.ndarray]:
+    settings = _step_settings(r)
+    penalty = loop_step.step_penalty(r.context.loop_system, settings.h, settings.h / 50.0)
+    q, v, a, lam = steps.trapezoidal_step(
+        _loop_dynamics(r), settings, penalty.alpha, loop_step.STEP_ITERATIONS, r.q, r.v,
+        r.a, np.asarray(r.state["lam"], float), r.tau)
+    return {"q_next": q, "v_next": v, "a_next": a, "lam_next": lam,
+            "lam_next" + ROUNDOFF: np.array(_loop_multiplier_roundoff(r.model, penalty.alpha))}
+
+
+def _loop_multiplier_roundoff(model: Model, alpha: np.ndarray) -> float:
+    """How far the implicit step's multipliers of two correct implementations may differ:
+    each update λ* += α(Φ + μΦ̇) carries the rounding of Φ_i (ε times the sum of the lever
+    arms a loop residual adds up, at most the sum of every joint's offset, plus 1) times
+    α_i (~10¹⁰ at 1 ms); ``ROUNDOFF_FACTOR`` times that."""
+    joints = (*model.joints, *model.loop_joints)
+    arms = 1.0 + sum(float(np.linalg.norm(j.placement.translation))
+                     + float(np.linalg.norm(j.child_placement.translation))
+                     for j in joints if j.child_placement is not None) + sum(
+        float(np.linalg.norm(j.placement.translation)) for j in joints
+        if j.child_placement is None)
+    eps = float(np.finfo(float).eps)
+    return ROUNDOFF_FACTOR * eps * float(np.max(alpha, initial=0.0)) * arms
 
 
 def _elements_at(r: ReferenceQuery, v: np.ndarray | None = None) -> np.ndarray:
@@ -508,6 +574,9 @@ REFERENCES: dict[str, Reference] = {
     "loop_jacobian": _loop,
     "loop_bias": _loop,
     "constrained_forward_dynamics": _constrained,
+    "loop_step": _loop_trapezoidal,
+    "loop_step_rk4": _loop_rk4,
+    "loop_project": _loop_project,
     "constrained_inverse_dynamics": _actuated_inverse,
     "inverse_dynamics_derivatives": _id_derivatives,
     "forward_dynamics_derivatives": _fd_derivatives,

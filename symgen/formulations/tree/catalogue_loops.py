@@ -5,10 +5,11 @@ and bias (:mod:`..loop_constraints`, Müller 2014), assembly and the dependent c
 
 from __future__ import annotations
 
-from symgen.formulations import constrained, loop_constraints
+from symgen.formulations import constrained, loop_constraints, loop_step
 from symgen.formulations.tree.context import FORMULATION, TreeContext
 from symgen.formulations.tree.derivation import (
     ACC_DOC,
+    Derivation,
     elements_of,
     flat,
     nv_shape,
@@ -126,4 +127,69 @@ register(Kernel(
     "check either: verify's random independent coordinates often admit no closed "
     "configuration (outside the workspace), where Newton does not converge and the float "
     "and double iterations part.",
+))
+
+
+def _state(d: Derivation) -> tuple[list, list, list]:
+    """q, v and the runtime parameters of a step kernel."""
+    return d.get("q"), d.get("v"), d.get("params") or []
+
+
+def _lam(c: TreeContext) -> tuple[int, ...]:
+    return (c.loop_rank,)
+
+
+_NEXT = (Output("q_next", lambda c: (c.model.nq,), "joint configuration at t + h (closed)"),
+         Output("v_next", nv_shape, "joint velocity at t + h (consistent: G v = 0)"))
+_LAM_NEXT = Output("lam_next", _lam, "multipliers to pass to the next step (lam)")
+
+register(Kernel(
+    "loop_step", FORMULATION,
+    "one index-3 augmented-Lagrangian trapezoidal step of the closed loops (h = Options.step)",
+    ("q", "v", "a", "lam", "tau"),
+    (*_NEXT, Output("a_next", nv_shape, ACC_DOC + " at t + h (consistent)"), _LAM_NEXT),
+    with_context(lambda d, c: loop_step.trapezoidal_step(
+        d.b, c.loop_system, c.step, *_state(d)[:2], d.get("a"), d.get("lam"), d.get("tau"),
+        _state(d)[2])),
+    uses_tree=False, loops=True, default=False, float_check=False, consistent=True,
+    doc="García de Jalón & Bayo's index-3 augmented Lagrangian with the trapezoidal rule "
+    "(§8.5) in joint coordinates, on the tangent space of q, with mass-orthogonal "
+    "projections of v and a: robust at singular positions, redundant constraints and "
+    "stiff force elements; second order. tau (and the force elements) act over the step. "
+    "Start from a consistent (q, v), a = 0 and lam = 0 (or loop_project's state and "
+    "constrained_forward_dynamics' a); pass each step's outputs to the next. Not in the "
+    "default set (name it; its step is Options.step).",
+))
+
+register(Kernel(
+    "loop_step_rk4", FORMULATION,
+    "one Runge-Kutta 4 step of the closed loops with projections (h = Options.step)",
+    ("q", "v", "lam", "tau"),
+    (*_NEXT, _LAM_NEXT),
+    with_context(lambda d, c: loop_step.rk4_step(
+        d.b, c.loop_system, c.step, *_state(d)[:2], d.get("lam"), d.get("tau"),
+        _state(d)[2])),
+    uses_tree=False, loops=True, default=False, float_check=False, consistent=True,
+    doc="Fourth order: the classical Runge-Kutta method on the index-1 equations, each "
+    "stage's accelerations by the augmented-Lagrangian iteration (M + GᵀAG positive "
+    "definite at singular positions; multipliers carried from stage to stage), then the "
+    "mass-orthogonal projections of q onto Φ = 0 and of v onto G v = 0 (Bayo & Ledesma "
+    "1996). tau acts over the step. Not in the default set (name it; its step is "
+    "Options.step).",
+))
+
+register(Kernel(
+    "loop_project", FORMULATION,
+    "close the loops near q and make v consistent: mass-orthogonal projections",
+    ("q", "v"),
+    (Output("q_closed", lambda c: (c.model.nq,), "joint configuration with Φ = 0"),
+     Output("v_consistent", nv_shape, "joint velocity with G v = 0, the M-orthogonal "
+            "projection of v (the least change of kinetic energy)")),
+    with_context(lambda d, c: dict(zip(("q_closed", "v_consistent"), loop_step.project(
+        d.b, c.loop_system, *_state(d))[:2], strict=True))),
+    uses_tree=False, loops=True, default=False, consistent=True,
+    doc="Two Newton steps from q with the mass-orthogonal correction, then the velocity "
+    "projection (the augmented-Lagrangian solve of M Δ + Gᵀλ = r, G Δ = c, positive "
+    "definite at singular positions): for initial states near a closed configuration "
+    "(use loop_assemble from far guesses).",
 ))

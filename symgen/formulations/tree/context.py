@@ -11,6 +11,7 @@ from functools import cached_property
 
 import numpy as np
 
+from symgen.formulations.loop_step import LoopSystem, loop_system
 from symgen.formulations.tree.hinges import SNAP_TOLERANCE
 from symgen.loops import LoopAnalysis, analyse_loops
 from symgen.loops.embedding import Embedding, embedding
@@ -33,14 +34,16 @@ INPUT_DOCS = {
     "params": "runtime parameters, in the model's declaration order",
     "v_ind": "rates of the independent coordinates (the embedding's; docs/loops.md)",
     "a_ind": "accelerations of the independent coordinates",
+    "lam": "augmented-Lagrangian multipliers of the independent loop rows, from the previous "
+    "step (zeros at the start)",
 }
 
 
-def input_shape(model: Model, name: str, independent: int = 0) -> tuple[int, ...]:
-    """Shape of tree input ``name`` for ``model`` (``independent``: the number of
-    independent coordinates, for ``v_ind`` and ``a_ind``)."""
-    if name in ("v_ind", "a_ind"):
-        return (independent,)
+def input_shape(model: Model, name: str, count: int = 0) -> tuple[int, ...]:
+    """Shape of tree input ``name`` for ``model`` (``count``: the number of independent
+    coordinates for ``v_ind`` and ``a_ind``, of independent loop rows for ``lam``)."""
+    if name in ("v_ind", "a_ind", "lam"):
+        return (count,)
     return {
         "q": (model.nq,),
         "v": (model.nv,),
@@ -66,6 +69,8 @@ class TreeContext:
     #: Options.actuated, Options.independent and Options.baumgarte (the closed-loop kernels).
     actuated: tuple[str, ...] | None = None
     baumgarte: tuple[float, float] | None = None
+    #: Options.step: the step of the integration kernels, s
+    step: float = 1e-3
     independent: tuple[str, ...] | None = None
 
     @cached_property
@@ -89,6 +94,14 @@ class TreeContext:
         """The base inertial parameters (:func:`symgen.reference.base_parameters.base_parameters`,
         Gautier 1991), found when the base regressor first needs them."""
         return base_parameters(self.model)
+
+    @cached_property
+    def loop_system(self) -> LoopSystem:
+        """The loop rows and the penalties of the integration steps
+        (:func:`symgen.formulations.loop_step.loop_system`)."""
+        assert self.loops is not None
+        return loop_system(self.model, self.loop_rows, self.loop_keep,
+                           np.asarray(self.loops.reference, float), self.snap)
 
     @property
     def loop_rows(self) -> tuple[np.ndarray, ...]:

@@ -98,7 +98,10 @@ def with_context(values: Callable[[Derivation, TreeContext], Any]) -> Derive:
 
 
 def _independent_count(ctx: TreeContext, name: str) -> int:
-    """The number of independent coordinates when input ``name`` needs it."""
+    """The number of independent coordinates (``v_ind``, ``a_ind``) or loop rows (``lam``)
+    when input ``name`` needs it."""
+    if name == "lam":
+        return ctx.loop_rank
     return len(ctx.embedding.independent) if name in ("v_ind", "a_ind") else 0
 
 

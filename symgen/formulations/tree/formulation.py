@@ -44,7 +44,7 @@ class TreeFormulation:
         return TreeContext(model, tuple(model.body_names) + tuple(model.frame_names),
                            options.jacobian_reference, options.external_forces, options.snap,
                            frames, actuated=options.actuated, baumgarte=options.baumgarte,
-                           independent=options.independent)
+                           independent=options.independent, step=options.step)
 
     def frames(self, kernel: Kernel, context: TreeContext) -> list[str | None]:
         if kernel.loops and not context.model.loop_joints:
@@ -130,9 +130,6 @@ def _label(kernel: str, method: str, partition: bool, mention_partition: bool,
     if mention_partition:
         parts.append("partitioned" if partition else "unpartitioned")
     return ", ".join(parts)
-
-
-register_formulation(TreeFormulation())
 
 
 register_formulation(TreeFormulation())

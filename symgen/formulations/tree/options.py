@@ -43,6 +43,8 @@ class Options:
       when they determine the motion, else chosen by pivoting the loop Jacobian.
     - ``baumgarte``: (α, β) in 1/s, Baumgarte's stabilisation of
       ``constrained_forward_dynamics``, G q̈ = −Ġq̇ − 2α G q̇ − β² Φ; None (default): off.
+    - ``step``: the step h, s, of the closed-loop integration kernels ``loop_step`` and
+      ``loop_step_rk4`` (baked into them; default 1 ms).
     """
 
     partition: str = "auto"
@@ -55,6 +57,7 @@ class Options:
     actuated: tuple[str, ...] | None = None
     independent: tuple[str, ...] | None = None
     baumgarte: tuple[float, float] | None = None
+    step: float = 1e-3
 
     def __post_init__(self) -> None:
         # a single joint name, or lists where tuples are meant (e.g. from JSON)
@@ -89,6 +92,9 @@ class Options:
                     or not all(isinstance(n, str) and n for n in joints)
                     or len(set(joints)) != len(joints)):
                 raise SymgenError(f"{name} must name distinct joints, got {joints!r}")
+        if not (isinstance(self.step, (int, float)) and math.isfinite(self.step)
+                and self.step > 0):
+            raise SymgenError(f"step must be a positive number of seconds, got {self.step!r}")
         if self.baumgarte is not None:
             try:
                 alpha, beta = (float(x) for x in self.baumgarte)
