@@ -265,27 +265,32 @@ def project(b: ProgramBuilder, system: LoopSystem, q: Sequence[Expr], v: Sequenc
     return q, v, at
 
 
-def rk4_step(b: ProgramBuilder, system: LoopSystem, h: float, q: Sequence[Expr],
+def rk4_step(b: ProgramBuilder, system: LoopSystem, h: Expr, q: Sequence[Expr],
              v: Sequence[Expr], lam: Sequence[Expr], tau: Sequence[Expr],
              params: Sequence[Expr]) -> dict[str, list[Expr]]:
-    """One classical Runge-Kutta step with projections (module docstring): stage
-    configurations q ⊕ c·h·k (on the joint manifolds), τ held over the step."""
+    """One classical Runge-Kutta step of size ``h`` (a program input) with projections
+    (module docstring): stage configurations q ⊕ c·h·k (on the joint manifolds), τ held over
+    the step."""
     model = system.model
     v = Vector(v)
+    half, sixth = b.emit(0.5 * h), b.emit(h / 6.0)
 
-    def at(coefficient: float, rate: Vector) -> list[Expr]:
-        return integrate(b, model, list(q), list(rate), b.emit(coefficient * h * ONE))
+    def scaled(s: Expr, x: Vector) -> Vector:
+        return Vector(s * e for e in x)
+
+    def at(step: Expr, rate: Vector) -> list[Expr]:
+        return integrate(b, model, list(q), list(rate), step)
 
     k1v, lam = _accelerations(b, system, q, v, tau, params, lam)
-    v2 = (v + (h / 2) * k1v).emit(b)
-    k2v, lam = _accelerations(b, system, at(0.5, v), v2, tau, params, lam)
-    v3 = (v + (h / 2) * k2v).emit(b)
-    k3v, lam = _accelerations(b, system, at(0.5, v2), v3, tau, params, lam)
-    v4 = (v + h * k3v).emit(b)
-    k4v, lam = _accelerations(b, system, at(1.0, v3), v4, tau, params, lam)
-    rate = ((1 / 6) * (v + 2 * v2 + 2 * v3 + v4)).emit(b)
-    v1 = (v + (h / 6) * (k1v + 2 * k2v + 2 * k3v + k4v)).emit(b)
-    q1, v1, _ = project(b, system, at(1.0, rate), v1, params)
+    v2 = (v + scaled(half, k1v)).emit(b)
+    k2v, lam = _accelerations(b, system, at(half, v), v2, tau, params, lam)
+    v3 = (v + scaled(half, k2v)).emit(b)
+    k3v, lam = _accelerations(b, system, at(half, v2), v3, tau, params, lam)
+    v4 = (v + scaled(h, k3v)).emit(b)
+    k4v, lam = _accelerations(b, system, at(h, v3), v4, tau, params, lam)
+    rate = (v + 2 * v2 + 2 * v3 + v4).emit(b)
+    v1 = (v + scaled(sixth, k1v + 2 * k2v + 2 * k3v + k4v)).emit(b)
+    q1, v1, _ = project(b, system, at(sixth, rate), v1, params)
     return {"q_next": q1, "v_next": list(v1), "lam_next": list(lam)}
 
 

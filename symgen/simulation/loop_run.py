@@ -1,10 +1,10 @@
 """Closed loops in joint coordinates at a fixed step, by the generated step kernels:
-``loop_step_rk4`` (method ``"loop_rk4"``, fourth order, the default with a fixed ``dt``)
-or ``loop_step`` (``"loop_trapezoidal"``, the index-3 augmented-Lagrangian trapezoidal
-step: second order, for stiff force elements), each compiled with its step baked in
-(``Options(step=dt)``, :mod:`symgen.formulations.loop_step`). The whole step runs in C;
-Python only records. Joint forces are sampled at the start of each step and held over it
-(a zero-order hold, as a digital controller applies them).
+``loop_step_rk4`` (method ``"loop_rk4"``, fourth order, the default with a fixed ``dt``,
+which it takes as an input) or ``loop_step`` (``"loop_trapezoidal"``, the index-3
+augmented-Lagrangian trapezoidal step: second order, for stiff force elements; compiled
+with its step baked in, ``Options(step=dt)``) (:mod:`symgen.formulations.loop_step`). The
+whole step runs in C; Python only records. Joint forces are sampled at the start of each
+step and held over it (a zero-order hold, as a digital controller applies them).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ def _kernels(model: Model, method: str, dt: float):
         names.append("element_forces")
     with warnings.catch_warnings():  # the force elements are added by the step kernels
         warnings.filterwarnings("ignore", message=".*leave out the force elements")
-        return compile_kernels(generate(model, names, options=Options(step=dt)),
-                               vectorize=None)
+        options = Options(step=dt) if method == "loop_trapezoidal" else Options()
+        return compile_kernels(generate(model, names, options=options), vectorize=None)
 
 
 def simulate_loop_steps(model: Model, duration: float, dt: float, q0: Array, v0: Array,
@@ -56,9 +56,10 @@ def simulate_loop_steps(model: Model, duration: float, dt: float, q0: Array, v0:
     forces = forces_function(tau, model.nv)
     has_elements = bool(model.force_elements)
     q, v = call("loop_project", q0, v0)
-    a, lam = call("constrained_forward_dynamics", q, v, forces(0.0, q, v))
-    lam = np.zeros_like(lam)
+    a = call("constrained_forward_dynamics", q, v, forces(0.0, q, v))[0]
+    lam = np.zeros(call("loop_constraints", q)[0].size)  # every kept row (module docstring)
     step = LOOP_METHODS[method]
+    step_size = np.array([dt])
     clock = Progress(model.name, duration, progress)
 
     def power(q_: Array, v_: Array, tau_: Array) -> float:
@@ -87,7 +88,7 @@ def simulate_loop_steps(model: Model, duration: float, dt: float, q0: Array, v0:
         if step == "loop_step":
             q, v, a, lam = call(step, q, v, a, lam, tau_now)
         else:
-            q, v, lam = call(step, q, v, lam, tau_now)
+            q, v, lam = call(step, q, v, lam, tau_now, step_size)
         if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
             raise SymgenError(f"simulate: the state is not finite at t = {n * dt:.6g} s "
                               f"(step {n}); try a smaller dt")

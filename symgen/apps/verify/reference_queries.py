@@ -10,6 +10,7 @@ textbooks, independently of the symbolic derivations) and the numeric loop closu
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -77,6 +78,10 @@ Reference = Callable[[Query], Mapping[str, np.ndarray]]
 #: A reference's ``<output>:roundoff`` entry: how far two correct implementations may differ
 #: in that output at the state (:func:`symgen.apps.verify.checks.roundoff_error`).
 ROUNDOFF = ":roundoff"
+#: A reference's ``<output>:through`` entry: a matrix T through which the output is unique
+#: (multipliers of dependent constraint rows: only the force Gᵀλ is), compared as T x
+#: (:func:`symgen.apps.verify.checks.through_error`).
+THROUGH = ":through"
 #: Safety factor of :func:`_multiplier_roundoff` over the measured differences (at most
 #: 0.82 of its estimate on the examples' models).
 ROUNDOFF_FACTOR = 16.0
@@ -199,13 +204,13 @@ def _loop(r: ReferenceQuery) -> dict[str, np.ndarray]:
 
 def _loop_dynamics(r: ReferenceQuery) -> steps.LoopDynamics:
     """The mechanism as the numpy steps read it: M and C of the reference dynamics, τ + Q
-    of the force elements, Φ, G and Ġq̇ of the numeric loop closure in the independent rows
-    (:func:`_loop`), q ⊕ Δ on the joint manifolds."""
-    model, params, keep = r.model, r.params, list(r.context.loops.rows)
+    of the force elements, Φ, G and Ġq̇ of the numeric loop closure in every kept row
+    (:func:`_loop`; the steps' augmented-Lagrangian solves take dependent rows), q ⊕ Δ on
+    the joint manifolds."""
+    model, params = r.model, r.params
 
     def loops(q: np.ndarray, v: np.ndarray | None = None) -> dict[str, np.ndarray]:
-        out = _loop(ReferenceQuery(model, {**r.state, "q": q, "v": v}, r.frame, r.context))
-        return {k: out[k][keep] for k in out}
+        return _loop(ReferenceQuery(model, {**r.state, "q": q, "v": v}, r.frame, r.context))
 
     return steps.LoopDynamics(
         mass=lambda q: ref.mass_matrix(model, q, params=params),
@@ -218,8 +223,8 @@ def _loop_dynamics(r: ReferenceQuery) -> steps.LoopDynamics:
 
 
 def _step_settings(r: ReferenceQuery) -> steps.Settings:
-    """The settings the kernels were generated with: Options.step, the acceleration-level
-    penalties of the loop system, the iteration counts of
+    """The settings the kernels were generated with: Options.step (``loop_step``), the
+    acceleration-level penalties of the loop system, the iteration counts of
     :mod:`symgen.formulations.loop_step`."""
     return steps.Settings(r.context.step, r.context.loop_system.alpha, loop_step.ITERATIONS,
                           loop_step.REFINEMENT_ITERATIONS, loop_step.PROJECTION_ITERATIONS)
@@ -231,19 +236,24 @@ def _loop_project(r: ReferenceQuery) -> dict[str, np.ndarray]:
 
 
 def _loop_rk4(r: ReferenceQuery) -> dict[str, np.ndarray]:
-    q, v, lam = steps.rk4_step(_loop_dynamics(r), _step_settings(r), r.q, r.v,
+    settings = dataclasses.replace(_step_settings(r), h=float(np.ravel(r.dt)[0]))
+    dynamics = _loop_dynamics(r)
+    q, v, lam = steps.rk4_step(dynamics, settings, r.q, r.v,
                                np.asarray(r.state["lam"], float), r.tau)
-    return {"q_next": q, "v_next": v, "lam_next": lam}
+    return {"q_next": q, "v_next": v, "lam_next": lam,
+            "lam_next" + THROUGH: dynamics.jac(q).T}
 
 
 def _loop_trapezoidal(r: ReferenceQuery) -> dict[str, np.ndarray]:
     settings = _step_settings(r)
     penalty = loop_step.step_penalty(r.context.loop_system, settings.h, settings.h / 50.0)
+    dynamics = _loop_dynamics(r)
     q, v, a, lam = steps.trapezoidal_step(
-        _loop_dynamics(r), settings, penalty.alpha, loop_step.STEP_ITERATIONS, r.q, r.v,
+        dynamics, settings, penalty.alpha, loop_step.STEP_ITERATIONS, r.q, r.v,
         r.a, np.asarray(r.state["lam"], float), r.tau)
     return {"q_next": q, "v_next": v, "a_next": a, "lam_next": lam,
-            "lam_next" + ROUNDOFF: np.array(_loop_multiplier_roundoff(r.model, penalty.alpha))}
+            "lam_next" + ROUNDOFF: np.array(_loop_multiplier_roundoff(r.model, penalty.alpha)),
+            "lam_next" + THROUGH: dynamics.jac(q).T}
 
 
 def _loop_multiplier_roundoff(model: Model, alpha: np.ndarray) -> float:
@@ -625,5 +635,5 @@ NO_REFERENCE: dict[str, str] = {
 }
 
 
-__all__ = ["NO_REFERENCE", "QUERIES", "REFERENCES", "ROUNDOFF", "STATES", "NaturalQuery",
+__all__ = ["NO_REFERENCE", "QUERIES", "REFERENCES", "ROUNDOFF", "STATES", "THROUGH", "NaturalQuery",
            "Reference", "ReferenceQuery", "natural_states", "reference_query"]

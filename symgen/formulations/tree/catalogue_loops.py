@@ -136,22 +136,28 @@ def _state(d: Derivation) -> tuple[list, list, list]:
 
 
 def _lam(c: TreeContext) -> tuple[int, ...]:
-    return (c.loop_rank,)
+    return (c.loop_count,)
 
 
 _NEXT = (Output("q_next", lambda c: (c.model.nq,), "joint configuration at t + h (closed)"),
          Output("v_next", nv_shape, "joint velocity at t + h (consistent: G v = 0)"))
+#: Verification bound of ``loop_step``: its Newton matrix (4/h²)M + GᵀβG has a condition
+#: relative to (4/h²)M of up to 10⁹ (the penalty rule's cap), so two correct
+#: implementations differ by up to ε·10⁹ ≈ 2e-7 per solve (measured up to 4e-11 relative on
+#: Andrews' squeezer); the multipliers by their own roundoff (verify's estimate).
+STEP_TOLERANCE = 1e-6
 _LAM_NEXT = Output("lam_next", _lam, "multipliers to pass to the next step (lam)")
 
 register(Kernel(
     "loop_step", FORMULATION,
-    "one index-3 augmented-Lagrangian trapezoidal step of the closed loops (h = Options.step)",
+    "one index-3 augmented-Lagrangian trapezoidal step of the closed loops (Options.step)",
     ("q", "v", "a", "lam", "tau"),
     (*_NEXT, Output("a_next", nv_shape, ACC_DOC + " at t + h (consistent)"), _LAM_NEXT),
     with_context(lambda d, c: loop_step.trapezoidal_step(
         d.b, c.loop_system, c.step, *_state(d)[:2], d.get("a"), d.get("lam"), d.get("tau"),
         _state(d)[2])),
     uses_tree=False, loops=True, default=False, float_check=False, consistent=True,
+    tolerance=STEP_TOLERANCE,
     doc="García de Jalón & Bayo's index-3 augmented Lagrangian with the trapezoidal rule "
     "(§8.5) in joint coordinates, on the tangent space of q, with mass-orthogonal "
     "projections of v and a: robust at singular positions, redundant constraints and "
@@ -163,19 +169,20 @@ register(Kernel(
 
 register(Kernel(
     "loop_step_rk4", FORMULATION,
-    "one Runge-Kutta 4 step of the closed loops with projections (h = Options.step)",
-    ("q", "v", "lam", "tau"),
+    "one Runge-Kutta 4 step of the closed loops with projections",
+    ("q", "v", "lam", "tau", "dt"),
     (*_NEXT, _LAM_NEXT),
     with_context(lambda d, c: loop_step.rk4_step(
-        d.b, c.loop_system, c.step, *_state(d)[:2], d.get("lam"), d.get("tau"),
+        d.b, c.loop_system, d.get("dt")[0], *_state(d)[:2], d.get("lam"), d.get("tau"),
         _state(d)[2])),
     uses_tree=False, loops=True, default=False, float_check=False, consistent=True,
     doc="Fourth order: the classical Runge-Kutta method on the index-1 equations, each "
     "stage's accelerations by the augmented-Lagrangian iteration (M + GᵀAG positive "
     "definite at singular positions; multipliers carried from stage to stage), then the "
     "mass-orthogonal projections of q onto Φ = 0 and of v onto G v = 0 (Bayo & Ledesma "
-    "1996). tau acts over the step. Not in the default set (name it; its step is "
-    "Options.step).",
+    "1996). The step dt is an input; tau acts over the step. Start from a consistent "
+    "(q, v) (loop_project) and lam = 0; pass lam_next to the next step. Not in the default "
+    "set (name it).",
 ))
 
 register(Kernel(

@@ -100,7 +100,7 @@ class TreeContext:
         """The loop rows and the penalties of the integration steps
         (:func:`symgen.formulations.loop_step.loop_system`)."""
         assert self.loops is not None
-        return loop_system(self.model, self.loop_rows, self.loop_keep,
+        return loop_system(self.model, self.loop_rows, tuple(range(self.loop_count)),
                            np.asarray(self.loops.reference, float), self.snap)
 
     @property

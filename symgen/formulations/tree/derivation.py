@@ -101,7 +101,7 @@ def _independent_count(ctx: TreeContext, name: str) -> int:
     """The number of independent coordinates (``v_ind``, ``a_ind``) or loop rows (``lam``)
     when input ``name`` needs it."""
     if name == "lam":
-        return ctx.loop_rank
+        return ctx.loop_count
     return len(ctx.embedding.independent) if name in ("v_ind", "a_ind") else 0
 
 

@@ -43,8 +43,8 @@ class Options:
       when they determine the motion, else chosen by pivoting the loop Jacobian.
     - ``baumgarte``: (α, β) in 1/s, Baumgarte's stabilisation of
       ``constrained_forward_dynamics``, G q̈ = −Ġq̇ − 2α G q̇ − β² Φ; None (default): off.
-    - ``step``: the step h, s, of the closed-loop integration kernels ``loop_step`` and
-      ``loop_step_rk4`` (baked into them; default 1 ms).
+    - ``step``: the step h, s, of the implicit closed-loop step ``loop_step`` (its
+      penalties are chosen for it, so it is baked in; default 1 ms).
     """
 
     partition: str = "auto"
