@@ -11,6 +11,7 @@ from symgen.errors import SymgenError
 from symgen.io import load
 from symgen.io.mjcf_state import keyframe
 from symgen.simulation import simulate
+from symgen.simulation.simulate import METHODS
 
 
 def _numbers(text: str | None, option: str, size: int, what: str) -> np.ndarray | None:
@@ -29,7 +30,13 @@ def _numbers(text: str | None, option: str, size: int, what: str) -> np.ndarray 
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
 @click.option("--duration", type=float, required=True, help="Simulated time, s.")
 @click.option("--dt", type=float, default=None,
-              help="Fixed step (classical Runge-Kutta), s; default: adaptive steps.")
+              help="Fixed step, s (closed loops: the generated Runge-Kutta step in C); "
+              "default: adaptive steps.")
+@click.option("--method", type=click.Choice(METHODS), default="auto", show_default=True,
+              help="Integration method (docs/api.md, \"Simulation\"): auto, tree, "
+              "projected (adaptive or RK4, Python-driven), loop_rk4 / loop_trapezoidal "
+              "(generated closed-loop steps, need --dt), natural / natural_rk4 (natural "
+              "coordinates).")
 @click.option("--tolerance", type=float, default=1e-10, show_default=True,
               help="Local error tolerance of the adaptive steps.")
 @click.option("--q0", metavar="Q,...", default=None,
@@ -47,12 +54,13 @@ def _numbers(text: str | None, option: str, size: int, what: str) -> np.ndarray 
               help="Write t, q, v of every recorded step as CSV.")
 @click.option("--every", type=click.IntRange(1), default=1, show_default=True,
               help="Record every k-th step.")
-def simulate_command(model_path, duration, dt, tolerance, q0, v0, key, tau, plot_path,
-                     csv_path, every) -> None:
+def simulate_command(model_path, duration, dt, method, tolerance, q0, v0, key, tau,
+                     plot_path, csv_path, every) -> None:
     """Simulate MODEL for --duration seconds (symgen.simulate: open trees by their forward
     dynamics, closed loops by augmented-Lagrangian accelerations with projections onto the
-    constraints after every step; docs/api.md, "Simulation"), and print the final state,
-    the largest constraint residuals and the energy balance. Progress goes to stderr."""
+    constraints, by the generated steps at a fixed --dt; docs/api.md, "Simulation"), and
+    print the final state, the largest constraint residuals and the energy balance.
+    Progress goes to stderr."""
     model = load(model_path)
     if key is not None:
         if q0 is not None or v0 is not None:
@@ -63,7 +71,7 @@ def simulate_command(model_path, duration, dt, tolerance, q0, v0, key, tau, plot
         start_v = _numbers(v0, "--v0", model.nv, "nv")
     forces = _numbers(tau, "--tau", model.nv, "nv")
     print(f"simulating {model.name} for {duration:g} s", file=sys.stderr)
-    run = simulate(model, duration, dt, q0=start_q, v0=start_v, tau=forces,
+    run = simulate(model, duration, dt, q0=start_q, v0=start_v, tau=forces, method=method,
                    tolerance=tolerance, record_every=every, progress=True)
     click.echo(f"{model.name}: {run.method}; {len(run.t)} recorded states")
     for note in run.notes:

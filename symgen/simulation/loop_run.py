@@ -55,7 +55,7 @@ def simulate_loop_steps(model: Model, duration: float, dt: float, q0: Array, v0:
 
     forces = forces_function(tau, model.nv)
     has_elements = bool(model.force_elements)
-    q, v = call("loop_project", q0, v0)
+    q, v = _closed_start(call, q0, v0)
     a = call("constrained_forward_dynamics", q, v, forces(0.0, q, v))[0]
     lam = np.zeros(call("loop_constraints", q)[0].size)  # every kept row (module docstring)
     step = LOOP_METHODS[method]
@@ -103,6 +103,25 @@ def simulate_loop_steps(model: Model, duration: float, dt: float, q0: Array, v0:
     notes = ["work by the trapezoidal rule on the step ends (O(dt²))"] if (
         tau is not None or has_elements) else []
     return Trajectory(model, f"{method} ({rule})", *columns, notes)
+
+
+#: Projections of the start (each two Newton steps) and the residual they must reach.
+START_PROJECTIONS = 10
+START_TOLERANCE = 1e-12
+
+
+def _closed_start(call, q0: Array, v0: Array) -> tuple[Array, Array]:
+    """(q0, v0) projected by ``loop_project`` until |Φ| ≤ :data:`START_TOLERANCE` (a start
+    far from closing takes several), else a one-line error."""
+    q, v = np.asarray(q0, float), np.asarray(v0, float)
+    for _ in range(START_PROJECTIONS):
+        q, v = call("loop_project", q, v)
+        residual = float(np.max(np.abs(call("loop_constraints", q)[0]), initial=0.0))
+        if residual <= START_TOLERANCE:
+            return q, v
+    raise SymgenError(f"simulate: the loops could not be closed near q0 (|phi| = "
+                      f"{residual:.2e} after {2 * START_PROJECTIONS} Newton steps); start "
+                      "closer to an assembled configuration (loop_assemble)")
 
 
 def _as_tuple(out) -> tuple:

@@ -2,15 +2,18 @@
 independent references (tests/benchmark_mechanisms.py, tests/natural_runs.py):
 
 - Andrews' squeezing mechanism to t = 0.03 s: the seven angles of the test set's published
-  solution (PSIDE, tolerance 1e-14) to 1e-6 rad, the issue's bound (measured 5e-10);
+  solution (PSIDE, tolerance 1e-14) to 1e-6 rad, the issue's bound (adaptive steps:
+  measured 5e-10; the generated RK4 step at 1e-5 s: 1.6e-9);
 - the heavy top for 2 s: quaternion and body angular velocity of the numpy Euler-equation
   reference (extrapolation, 1e-12) to 1e-6 (measured 3e-9);
 - Bricard's redundant 6R linkage falling from its zero configuration for 10 s: energy
-  balance within 1e-6 J (measured 1.3e-8 J; slow tier), loop residuals at rounding level;
-- the IFToMM double four-bar from its benchmark start (cranks vertical, −1 rad/s) for 20 s at
-  a fixed 1 ms step: the first crank's tip within 1e-4 m of the reduced 1-DOF reference
-  (measured 7.9e-6; 2.5e-6 at 0.25 ms), through the 20 singular positions where the cranks
-  are horizontal.
+  balance within 1e-6 J (adaptive: 1.3e-8 J, slow tier; the generated RK4 step at
+  0.25 ms: 1.9e-10 J), loop residuals at rounding level;
+- the IFToMM N-four-bar chain from its benchmark start (cranks vertical, −1 rad/s) for
+  20 s at a fixed step (the generated closed-loop steps): the first crank's tip within
+  1e-4 m of the reduced 1-DOF reference at 1 ms and closer at 0.25 ms, through the 20
+  singular positions where the cranks are horizontal (N = 2: RK4 1.6e-5 and 6e-7 m,
+  trapezoidal 1.2e-5 and 6.6e-7; N = 40, slow tier: RK4 3.3e-5 and 5.1e-7).
 """
 
 from __future__ import annotations
@@ -77,16 +80,51 @@ def chain_start(n: int):
     return model, v0
 
 
-@pytest.mark.slow
-def test_double_four_bar_benchmark_through_singular_positions():
-    model, v0 = chain_start(2)
-    trajectory = symgen.simulate(model, 20.0, 1e-3, v0=v0, progress=False, record_every=10)
-    reference = ChainReference(2, 20.0, theta0=math.pi / 2, rate0=-1.0)
+def chain_error(n: int, dt: float, method: str = "auto") -> float:
+    """The largest distance over 20 s between the first crank's tip and the reduced
+    reference, sampled every 10 steps."""
+    model, v0 = chain_start(n)
+    trajectory = symgen.simulate(model, 20.0, dt, v0=v0, method=method, progress=False,
+                                 record_every=10)
+    assert trajectory.position_residual.max() < 1e-12
+    reference = ChainReference(n, 20.0, theta0=math.pi / 2, rate0=-1.0)
     assert len(reference.singular_times(20.0)) >= 20
     theta = math.pi / 2 + trajectory.joint("pivot_0")[:, 0]
     expected = reference.angle(trajectory.t)
-    tip = np.c_[np.cos(theta) - np.cos(expected), np.sin(theta) - np.sin(expected)]
-    assert np.max(np.abs(tip)) < 1e-4
+    return float(np.max(np.hypot(np.cos(theta) - np.cos(expected),
+                                 np.sin(theta) - np.sin(expected))))
+
+
+@pytest.mark.parametrize("method", ["auto", pytest.param("loop_trapezoidal",
+                                                         marks=pytest.mark.slow)])
+def test_double_four_bar_benchmark_through_singular_positions(method):
+    """The generated steps (auto with a fixed dt: loop_rk4) at 1 ms within the benchmark's
+    bound 1e-4 m, and closer at 0.25 ms."""
+    coarse = chain_error(2, 1e-3, method)
+    assert coarse < 1e-4
+    assert chain_error(2, 2.5e-4, method) < coarse
+
+
+@pytest.mark.slow  # about 2 minutes: the 40-loop chain's step compiles in about a minute
+def test_forty_loop_chain_benchmark_at_one_and_a_quarter_millisecond():
+    coarse = chain_error(40, 1e-3)
+    assert coarse < 1e-4
+    assert chain_error(40, 2.5e-4) < coarse
+
+
+def test_generated_steps_on_andrews_and_bricard():
+    """The generated RK4 step: Andrews' squeezer at 1e-5 s to the published solution within
+    1e-6 rad; Bricard's linkage for 10 s at 0.25 ms within 1e-6 J of energy balance."""
+    model = symgen.load(ANDREWS_YAML)
+    trajectory = symgen.simulate(model, ANDREWS_T_REF, 1e-5, progress=False,
+                                 record_every=100)
+    assert trajectory.method.startswith("loop_rk4")
+    order = [model.joint_names.index(name) for name in ANDREWS_JOINTS]
+    assert np.max(np.abs(ANDREWS_Y0 + trajectory.q[-1][order] - ANDREWS_Y_REF)) < 1e-6
+    bricard = symgen.simulate(BRICARD_YAML, 10.0, 2.5e-4, progress=False, record_every=40)
+    assert np.max(np.abs(bricard.v)) > 1.0
+    assert np.max(np.abs(bricard.energy_balance)) <= 1e-6
+    assert bricard.velocity_residual.max() < 1e-10
 
 
 def test_forces_energy_balance_and_plot(tmp_path):
