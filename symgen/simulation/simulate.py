@@ -30,13 +30,14 @@ from symgen.model import Model
 from symgen.registry import all_kernels
 from symgen.simulation.constrained import ConstrainedSolver
 from symgen.simulation.driving import Forces, Progress, forces_function
+from symgen.simulation.embedded_run import simulate_embedded
 from symgen.simulation.loop_run import LOOP_METHODS, simulate_loop_steps
 from symgen.simulation.natural_run import NATURAL_METHODS, simulate_natural
 from symgen.simulation.rates import ConfigurationRates
 from symgen.simulation.trajectory import Trajectory
 
 Array = np.ndarray
-METHODS = ("auto", "tree", "projected", *LOOP_METHODS, *NATURAL_METHODS)
+METHODS = ("auto", "tree", "projected", *LOOP_METHODS, "embedded", *NATURAL_METHODS)
 #: Position projection: Newton iterations and their stopping residual (m or rad).
 PROJECTION_ITERATIONS = 6
 PROJECTION_TOLERANCE = 1e-13
@@ -148,8 +149,12 @@ def simulate(model: Model | str | Path, duration: float, dt: float | None = None
     Steps: with ``dt`` None (the default), adaptive Dormand-Prince 5(4) steps keeping the
     local error below ``tolerance`` (relative and absolute, per coordinate); with ``dt``, the
     classical Runge-Kutta method at that fixed step. ``method``: ``"auto"`` (``"tree"`` for
-    open trees, ``"projected"`` for closed loops), ``"tree"`` or ``"projected"`` (module
-    docstring); ``"natural"`` / ``"natural_rk4"``: the compiled natural-coordinate step
+    open trees; for closed loops ``"projected"`` without ``dt``, ``"loop_rk4"`` with it),
+    ``"tree"`` or ``"projected"`` (module docstring); ``"loop_rk4"`` / ``"loop_trapezoidal"``:
+    the generated closed-loop steps in C at the fixed step ``dt``
+    (:mod:`symgen.simulation.loop_run`); ``"embedded"``: minimal coordinates with
+    re-selection of the independent ones, fixed ``dt``
+    (:mod:`symgen.simulation.embedded_run`); ``"natural"`` / ``"natural_rk4"``: the compiled natural-coordinate step
     ``nc_step`` / ``nc_step_rk4`` at the fixed step ``dt`` (default 1 ms), the trajectory
     read back in joint coordinates (:mod:`symgen.simulation.natural_run`; 1-DOF joints
     only). The initial state is projected onto the constraints. ``record_every``
@@ -171,13 +176,16 @@ def simulate(model: Model | str | Path, duration: float, dt: float | None = None
                                 record_every, progress, kernels)
     if method == "auto":
         method = "tree" if not model.loop_joints else "projected" if dt is None else "loop_rk4"
-    if method in LOOP_METHODS:
+    if method in LOOP_METHODS or method == "embedded":
         if not model.loop_joints:
             raise SymgenError(f"simulate: method {method!r} integrates closed loops; model "
                               f"{model.name!r} has none (use 'tree')")
         if dt is None:
             raise SymgenError(f"simulate: method {method!r} takes a fixed step: give dt")
         q_start, v_start = _start(model, q0, v0)
+        if method == "embedded":
+            return simulate_embedded(model, duration, dt, q_start, v_start, tau, params,
+                                     record_every, progress)
         return simulate_loop_steps(model, duration, dt, q_start, v_start, tau, method, params,
                                    record_every, progress)
     if method == "tree" and model.loop_joints:
