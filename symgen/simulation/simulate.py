@@ -143,25 +143,25 @@ def simulate(model: Model | str | Path, duration: float, dt: float | None = None
              kernels=None) -> Trajectory:
     """Simulate ``model`` (a :class:`Model` or a model file) for ``duration`` s from (``q0``,
     ``v0``) (defaults: the neutral configuration, closed by the loop projection, at rest),
-    under the joint forces ``tau`` (None, a constant nv-vector or a function
-    ``tau(t, q, v)``, e.g. a controller) and the model's force elements.
+    under the joint forces ``tau`` (None, a constant nv-vector or a function ``tau(t, q,
+    v)``, e.g. a controller) and the model's force elements.
 
     Steps: with ``dt`` None (the default), adaptive Dormand-Prince 5(4) steps keeping the
-    local error below ``tolerance`` (relative and absolute, per coordinate); with ``dt``, the
-    classical Runge-Kutta method at that fixed step. ``method``: ``"auto"`` (``"tree"`` for
-    open trees; for closed loops ``"projected"`` without ``dt``, ``"loop_rk4"`` with it),
-    ``"tree"`` or ``"projected"`` (module docstring); ``"loop_rk4"`` / ``"loop_trapezoidal"``:
-    the generated closed-loop steps in C at the fixed step ``dt``
+    local error below ``tolerance`` (relative and absolute, per coordinate); with ``dt``,
+    the classical Runge-Kutta method at that fixed step. ``method``: ``"auto"`` (``"tree"``
+    for open trees; for closed loops ``"projected"`` without ``dt``, ``"loop_rk4"`` with
+    it), ``"tree"`` or ``"projected"`` (module docstring); ``"loop_rk4"`` /
+    ``"loop_trapezoidal"``: the generated closed-loop steps in C at the fixed step ``dt``
     (:mod:`symgen.simulation.loop_run`); ``"embedded"``: minimal coordinates with
     re-selection of the independent ones, fixed ``dt``
-    (:mod:`symgen.simulation.embedded_run`); ``"natural"`` / ``"natural_rk4"``: the compiled natural-coordinate step
-    ``nc_step`` / ``nc_step_rk4`` at the fixed step ``dt`` (default 1 ms), the trajectory
-    read back in joint coordinates (:mod:`symgen.simulation.natural_run`; 1-DOF joints
-    only). The initial state is projected onto the constraints. ``record_every``
-    keeps every k-th step. ``progress``: lines on stderr (None: when the run takes longer
-    than a few seconds). ``kernels``: compiled kernels of the
-    model to reuse (``symgen.compile_kernels``), else they are generated and compiled (cached
-    across calls). Returns a :class:`Trajectory`."""
+    (:mod:`symgen.simulation.embedded_run`); ``"natural"`` / ``"natural_rk4"``: the compiled
+    natural-coordinate step ``nc_step`` / ``nc_step_rk4`` at the fixed step ``dt`` (default
+    1 ms), the trajectory read back in joint coordinates
+    (:mod:`symgen.simulation.natural_run`; 1-DOF joints only). The initial state is
+    projected onto the constraints. ``record_every`` keeps every k-th step. ``progress``:
+    lines on stderr (None: when the run takes longer than a few seconds). ``kernels``:
+    compiled kernels of the model to reuse (``symgen.compile_kernels``), else they are
+    generated and compiled (cached across calls). Returns a :class:`Trajectory`."""
     if not isinstance(model, Model):
         model = load(model)
     if not duration > 0 or not np.isfinite(duration) or (
