@@ -25,9 +25,7 @@ prismatic): the others (spherical, universal, free, ...) are refused with a one-
 from __future__ import annotations
 
 import math
-import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -40,6 +38,7 @@ from symgen.formulations.natural.registration import NaturalContext
 from symgen.generate import generate
 from symgen.model import Model
 from symgen.natural import natural_state
+from symgen.simulation.driving import Progress, forces_function
 from symgen.simulation.trajectory import Trajectory
 
 Array = np.ndarray
@@ -204,24 +203,6 @@ def _given_kernels(kernels, method: str, dt: float | None) -> tuple[NaturalModel
     return ks.context.nm, options.step
 
 
-def _forces(tau, nv: int) -> tuple[Callable[[float, Array, Array], Array] | None, Array]:
-    """(a function (t, q, v) -> τ, or None for constant forces; the constant τ)."""
-    if tau is None:
-        return None, np.zeros(nv)
-    if callable(tau):
-        def call(t: float, q: Array, v: Array) -> Array:
-            out = np.asarray(tau(t, q, v), dtype=float).reshape(-1)
-            if out.shape != (nv,):
-                raise SymgenError(f"the joint-force function returned {out.size} values, "
-                                  f"expected nv = {nv}")
-            return out
-        return call, np.zeros(nv)
-    constant = np.asarray(tau, dtype=float).reshape(-1)
-    if constant.shape != (nv,):
-        raise SymgenError(f"tau has {constant.size} values, expected nv = {nv}")
-    return None, constant
-
-
 def simulate_natural(model: Model, duration: float, dt: float | None = None,
                      q0: Sequence[float] | None = None, v0: Sequence[float] | None = None,
                      tau=None, method: str = "natural", params=None, record_every: int = 1,
@@ -255,7 +236,9 @@ def simulate_natural(model: Model, duration: float, dt: float | None = None,
         nm = natural_model(model)
     positions = _joint_positions(model, nm, method)
     force_params = _force_parameters(model, nm, params)
-    controller, constant = _forces(tau, model.nv)
+    forces = forces_function(tau, model.nv)  # checked: one-line errors
+    controller, constant = (forces, np.zeros(model.nv)) if callable(tau) else (
+        None, forces(0.0, np.zeros(model.nq), np.zeros(model.nv)))
     q_joint = np.asarray(model.neutral_configuration if q0 is None else q0, dtype=float)
     v_joint = np.zeros(model.nv) if v0 is None else np.asarray(v0, dtype=float)
     if q_joint.shape != (model.nq,) or v_joint.shape != (model.nv,):
@@ -291,7 +274,7 @@ def simulate_natural(model: Model, duration: float, dt: float | None = None,
     spare = tuple(np.empty_like(x) for x in state)
     r_q, r_v = k.residuals(q, qd)
     record = [(0.0, q_now, v_now, r_q, r_v, k.energy(q, qd, values), 0.0)]
-    clock = _Progress(model.name, duration, progress)
+    clock = Progress(model.name, duration, progress)
     zero_tau = np.zeros(njoints)
     dampers = k.forces is not None
     power = k.damper_power(q, qd, zero_tau) if dampers else 0.0
@@ -342,24 +325,6 @@ def simulate_natural(model: Model, duration: float, dt: float | None = None,
     rule = (f"{NATURAL_METHODS[method]}: {_RULES[NATURAL_METHODS[method]]}, fixed step "
             f"{h:g} s" + (" (the default step)" if dt is None and kernels is None else ""))
     return Trajectory(model, f"{method} ({rule})", *columns, notes)
-
-
-class _Progress:
-    """Progress lines on stderr once a second (``enabled`` None: after 2 s)."""
-
-    def __init__(self, name: str, duration: float, enabled: bool | None) -> None:
-        self.name, self.duration, self.enabled = name, duration, enabled
-        self.started = self.last = time.monotonic()
-
-    def report(self, t: float) -> None:
-        now = time.monotonic()
-        if self.enabled is False or now - self.last < 1.0 or (
-                not self.enabled and now - self.started < 2.0):
-            return
-        self.last = now
-        print(f"simulate {self.name}: t = {t:.4g} of {self.duration:.4g} s "
-              f"({100 * t / self.duration:.0f} %, {now - self.started:.0f} s)",
-              file=sys.stderr)
 
 
 __all__ = ["DEFAULT_STEP", "NATURAL_METHODS", "natural_kernel_names", "simulate_natural"]
