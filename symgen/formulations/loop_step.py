@@ -32,7 +32,7 @@ Multibody Systems*, 1994), written in relative coordinates:
   the saddle-point system is singular: along a direction G loses, the iteration barely
   moves the multiplier it started from, so the constraint force is carried through the
   passage instead of being solved from a near-singular system.
-- ``loop_project``: those projections of (q, q̇) alone, for initial states.
+- ``loop_project``: those projections of (q, q̇, q̈) alone, for initial states.
 
 The iteration counts are fixed (straight-line programs) and the penalties chosen from the
 model (:func:`step_penalty`) so that each multiplier update contracts the error of every
@@ -265,6 +265,14 @@ def project(b: ProgramBuilder, system: LoopSystem, q: Sequence[Expr], v: Sequenc
     return q, v, at
 
 
+def project_accelerations(b: ProgramBuilder, system: LoopSystem, at: _Configuration,
+                          v: Sequence[Expr], a: Sequence[Expr]) -> Vector:
+    """q̈ onto G q̈ + Ġ q̇ = 0, mass-orthogonally (M q̈₁ + Gᵀλ = M q̈, G q̈₁ + Ġq̇ = 0), at the
+    configuration ``at`` with the consistent rates ``v``."""
+    return _Augmented(b, at, system.alpha).solve((at.mass @ a).emit(b),
+                                                 _loop_bias(b, system, at, v))[0]
+
+
 def rk4_step(b: ProgramBuilder, system: LoopSystem, h: Expr, q: Sequence[Expr],
              v: Sequence[Expr], lam: Sequence[Expr], tau: Sequence[Expr],
              params: Sequence[Expr]) -> dict[str, list[Expr]]:
@@ -347,8 +355,7 @@ def trapezoidal_step(b: ProgramBuilder, system: LoopSystem, h: float, q: Sequenc
     q1 = at.q
     if refit:  # mass-orthogonal projections of q, q̇ and q̈ at t + h
         q1, v1, at = project(b, system, q1, v1, params)
-        jdq = _loop_bias(b, system, at, v1)
-        a1, _ = _Augmented(b, at, system.alpha).solve((at.mass @ a1).emit(b), jdq)
+        a1 = project_accelerations(b, system, at, v1, a1)
     else:  # P = M + (h²/4)GᵀβG, the last factored tangent T = (4/h²)P: P⁻¹x = T⁻¹(4/h² x)
         assert factored is not None
         inertia = (4 / h**2) * last.mass
@@ -362,5 +369,6 @@ def trapezoidal_step(b: ProgramBuilder, system: LoopSystem, h: float, q: Sequenc
 
 
 __all__ = ["ITERATIONS", "LoopSystem", "PROJECTION_ITERATIONS", "REFINEMENT_ITERATIONS",
-           "STEP_ITERATIONS", "loop_system", "project", "reference_matrices", "rk4_step",
+           "STEP_ITERATIONS", "loop_system", "project", "project_accelerations",
+           "reference_matrices", "rk4_step",
            "step_penalty", "trapezoidal_step"]

@@ -84,6 +84,14 @@ def project(d: LoopDynamics, s: Settings, q: Array, v: Array) -> tuple[Array, Ar
     return q, v
 
 
+def project_accelerations(d: LoopDynamics, s: Settings, q: Array, v: Array, a: Array
+                          ) -> Array:
+    """q̈ onto G q̈ + Ġq̇ = 0 at a consistent (q, q̇): M q̈₁ + Gᵀλ = M q̈, G q̈₁ + Ġq̇ = 0."""
+    m, g = d.mass(q), d.jac(q)
+    return augmented_solve(m, g, s.alpha, m @ a, d.gamma(q, v), None, s.iterations,
+                           s.refinement)[0]
+
+
 def accelerations(d: LoopDynamics, s: Settings, q: Array, v: Array, tau: Array,
                   lam: Array) -> tuple[Array, Array]:
     """q̈ and λ at (q, q̇): M q̈ + Gᵀλ = τ + Q − C, G q̈ + Ġq̇ = 0, from the multipliers
@@ -158,10 +166,7 @@ def trapezoidal_step(d: LoopDynamics, s: Settings, step_alpha: Array, iterations
     lam = lam + step_alpha * (d.phi(q1) + mu * (d.jac(q1) @ v1))
     if refit:
         q1, v1 = project(d, s, q1, v1)
-        m1, g1 = d.mass(q1), d.jac(q1)
-        a1, _ = augmented_solve(m1, g1, s.alpha, m1 @ a1, d.gamma(q1, v1), None,
-                                s.iterations, s.refinement)
-        return q1, v1, a1, lam
+        return q1, v1, project_accelerations(d, s, q1, v1, a1), lam
     v1 = np.linalg.solve(tangent, (4 / h**2) * m @ v1)
     a1 = np.linalg.solve(tangent, (4 / h**2) * m @ a1 - g.T @ (beta * d.gamma(q1, v1)))
     lam = beta * (g @ np.linalg.solve(tangent, g.T @ lam))
@@ -169,4 +174,5 @@ def trapezoidal_step(d: LoopDynamics, s: Settings, step_alpha: Array, iterations
 
 
 __all__ = ["LoopDynamics", "Settings", "accelerations", "augmented_solve", "project",
+           "project_accelerations",
            "rk4_step", "trapezoidal_step"]

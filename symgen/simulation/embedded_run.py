@@ -125,7 +125,7 @@ def simulate_embedded(model: Model, duration: float, dt: float, q0: Array, v0: A
     forces = forces_function(tau, model.nv)
     q, v = np.asarray(q0, float), np.asarray(v0, float)
     for _ in range(10):  # close the start (as the closed-loop steps do)
-        q, v = part.call("loop_project", q, v)
+        q, v, _ = part.call("loop_project", q, v, np.zeros_like(v))
     dof = len(part.columns)
     notes: list[str] = []
     clock = Progress(model.name, duration, progress)

@@ -115,7 +115,7 @@ def _closed_start(call, q0: Array, v0: Array) -> tuple[Array, Array]:
     far from closing takes several), else a one-line error."""
     q, v = np.asarray(q0, float), np.asarray(v0, float)
     for _ in range(START_PROJECTIONS):
-        q, v = call("loop_project", q, v)
+        q, v, _ = call("loop_project", q, v, np.zeros_like(v))
         residual = float(np.max(np.abs(call("loop_constraints", q)[0]), initial=0.0))
         if residual <= START_TOLERANCE:
             return q, v

@@ -231,8 +231,10 @@ def _step_settings(r: ReferenceQuery) -> steps.Settings:
 
 
 def _loop_project(r: ReferenceQuery) -> dict[str, np.ndarray]:
-    q, v = steps.project(_loop_dynamics(r), _step_settings(r), r.q, r.v)
-    return {"q_closed": q, "v_consistent": v}
+    dynamics, settings = _loop_dynamics(r), _step_settings(r)
+    q, v = steps.project(dynamics, settings, r.q, r.v)
+    return {"q_closed": q, "v_consistent": v,
+            "a_consistent": steps.project_accelerations(dynamics, settings, q, v, r.a)}
 
 
 def _loop_rk4(r: ReferenceQuery) -> dict[str, np.ndarray]:
@@ -531,10 +533,13 @@ def _step(r: NaturalQuery) -> dict[str, np.ndarray]:
 
 
 def _rk4(r: NaturalQuery) -> dict[str, np.ndarray]:
+    """The step from the state's multipliers; λ compared by its force Φ_qᵀλ (unique, while
+    the multipliers of redundant constraints are the ones carried)."""
     q, qd, qdd, lam = rk4_step(r.nm, r.state["q"], r.state["qd"], r.state["qdd"],
-                               r.options.step, _tau(r), _params(r))
+                               r.options.step, _tau(r), _params(r),
+                               lam=np.asarray(r.state["lam"], float))
     return {"q_next": q, "qd_next": qd, "qdd_next": qdd, "lam_next": lam,
-            "system": _saddle(r.nm, q)}
+            "lam_next" + THROUGH: r.nm.phi_q(q).T}
 
 
 def _velocities(r: NaturalQuery) -> dict[str, np.ndarray]:

@@ -185,18 +185,26 @@ register(Kernel(
     "set (name it).",
 ))
 
+def _projections(d: Derivation, c: TreeContext) -> dict[str, list]:
+    q, v, at = loop_step.project(d.b, c.loop_system, *_state(d))
+    a = loop_step.project_accelerations(d.b, c.loop_system, at, v, d.get("a"))
+    return {"q_closed": q, "v_consistent": list(v), "a_consistent": list(a)}
+
+
 register(Kernel(
     "loop_project", FORMULATION,
-    "close the loops near q and make v consistent: mass-orthogonal projections",
-    ("q", "v"),
+    "close the loops near q, make v and a consistent: mass-orthogonal projections",
+    ("q", "v", "a"),
     (Output("q_closed", lambda c: (c.model.nq,), "joint configuration with Φ = 0"),
      Output("v_consistent", nv_shape, "joint velocity with G v = 0, the M-orthogonal "
-            "projection of v (the least change of kinetic energy)")),
-    with_context(lambda d, c: dict(zip(("q_closed", "v_consistent"), loop_step.project(
-        d.b, c.loop_system, *_state(d))[:2], strict=True))),
+            "projection of v (the least change of kinetic energy)"),
+     Output("a_consistent", nv_shape, ACC_DOC + " with G a + Ġ v = 0, the M-orthogonal "
+            "projection of a (at the projected q and v)")),
+    with_context(_projections),
     uses_tree=False, loops=True, default=False, consistent=True,
     doc="Two Newton steps from q with the mass-orthogonal correction, then the velocity "
-    "projection (the augmented-Lagrangian solve of M Δ + Gᵀλ = r, G Δ = c, positive "
-    "definite at singular positions): for initial states near a closed configuration "
-    "(use loop_assemble from far guesses).",
+    "and acceleration projections (the augmented-Lagrangian solve of M Δ + Gᵀλ = r, "
+    "G Δ = c, positive definite at singular positions and with dependent rows): for "
+    "initial states near a closed configuration (use loop_assemble from far guesses); "
+    "a = 0 where only q and v are wanted.",
 ))
