@@ -16,10 +16,16 @@ step kernel, called once per fixed step:
 Both kernels bake the step h (``NaturalOptions.step``, which also sizes the penalty), so they
 are generated for the h of the run (compiled modules are cached on disk). The start (q0, v0)
 in joint coordinates becomes a natural state by :func:`symgen.natural.natural_state`; every
-step the compiled ``nc_joint_values`` reads the joint angles and displacements back (angles
-continued from the previous step's, so they are unwrapped), which is why every joint of the
-spanning tree must be a 1-DOF joint with a natural coordinate (revolute, continuous,
-prismatic): the others (spherical, universal, free, ...) are refused with a one-line error.
+step reads the joint coordinates back (:mod:`.natural_readback`): the compiled
+``nc_joint_values`` the 1-DOF joints' angles and displacements (angles continued from the
+previous step's, so they are unwrapped), and for spherical and free joints the bodies' world
+poses of the compiled ``nc_body_poses`` the joint's quaternion (its sign continued from the
+previous step's) and position, their exact rates (the poses are affine in the natural
+coordinates: [Ṙ | ṗ] = D q̇, D the forward-mode derivative of the kernel's program) the
+body-frame angular and linear velocity of the child relative to the parent. The other joints
+of the spanning tree (universal, cylindrical, planar) are refused with a one-line error, as
+is a joint force on a spherical or free joint (the natural kernels take forces on 1-DOF
+joints only).
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from symgen.generate import generate
 from symgen.model import Model
 from symgen.natural import natural_state
 from symgen.simulation.driving import Progress, forces_function
+from symgen.simulation.natural_readback import POSE_JOINTS, JointReadback
 from symgen.simulation.trajectory import Trajectory
 
 Array = np.ndarray
@@ -55,9 +62,13 @@ _RULES = {"nc_step": "index-3 augmented-Lagrangian trapezoidal step",
 
 
 def natural_kernel_names(model: Model, method: str) -> list[str]:
-    """The kernels a natural-coordinate run calls."""
+    """The kernels a natural-coordinate run calls: ``nc_joint_values`` reads the 1-DOF joints
+    back (it is not generated for a mechanism without one, e.g. the spinning top),
+    ``nc_body_poses`` the spherical and free joints (:mod:`.natural_readback`)."""
     names = [NATURAL_METHODS[method], "nc_accelerations", "nc_constraints", "nc_jacobian",
              "nc_energy", "nc_joint_values"]
+    if any(j.type in POSE_JOINTS for j in model.joints):
+        names.append("nc_body_poses")
     if model.force_elements:
         names.append("nc_forces")  # the dampers' power
     return names
@@ -75,23 +86,6 @@ def _step_size(duration: float, dt: float | None, baked: float | None) -> tuple[
         raise SymgenError(f"simulate: duration {duration} is not a whole number of steps "
                           f"dt = {h}")
     return h, steps
-
-
-def _joint_positions(model: Model, nm: NaturalModel, method: str) -> Array:
-    """For each coordinate of q (and v: 1-DOF joints only), the position of its joint among
-    the natural model's joint coordinates (``nc_joint_values``, ``tau``)."""
-    position = {name: i for i, name in enumerate(nm.actuated)}
-    out = np.zeros(model.nq, dtype=int)
-    for joint in model.joints:
-        if joint.nq == 0 and joint.nv == 0:
-            continue
-        if joint.name not in position or joint.nq != 1 or joint.nv != 1:
-            raise SymgenError(
-                f"simulate: method {method!r} reads joint coordinates back from natural "
-                f"coordinates for 1-DOF joints only; joint {joint.name!r} is "
-                f"{joint.type.value}: use method 'tree' or 'projected'")
-        out[model.q_slices[joint.name].start] = position[joint.name]
-    return out
 
 
 def _force_parameters(model: Model, nm: NaturalModel, params) -> Array:
@@ -147,7 +141,6 @@ class _Kernels:
         self.accelerations, self.acc_fixed = lib.nc_accelerations, fixed("nc_accelerations")
         self.energy_fn, self.energy_fixed = lib.nc_energy, fixed("nc_energy")
         self.constraints, self.jacobian = lib.nc_constraints, lib.nc_jacobian
-        self.joint_values = lib.nc_joint_values
         self.forces = lib["nc_forces"] if "nc_forces" in lib.functions else None
         self.forces_fixed = fixed("nc_forces") if self.forces is not None else ()
         self.actuators = _actuators(nm, force_params)
@@ -194,13 +187,15 @@ def _given_kernels(kernels, method: str, dt: float | None) -> tuple[NaturalModel
     if not isinstance(options, NaturalOptions):
         raise SymgenError(f"simulate: method {method!r} needs natural-coordinate kernels "
                           "(symgen.generate with NaturalOptions), got others")
-    missing = [n for n in natural_kernel_names(ks.model, method) if n not in kernels.functions]
+    nm = ks.context.nm
+    missing = [n for n in natural_kernel_names(ks.model, method) if n not in kernels.functions
+               and (n != "nc_joint_values" or nm.actuated)]  # none without 1-DOF joints
     if missing:
         raise SymgenError(f"simulate: the given kernels lack {', '.join(missing)}")
     if dt is not None and abs(dt - options.step) > 1e-12 * dt:
         raise SymgenError(f"simulate: the given kernels step h = {options.step:g} s (baked "
                           f"in), not dt = {dt:g} s")
-    return ks.context.nm, options.step
+    return nm, options.step
 
 
 def simulate_natural(model: Model, duration: float, dt: float | None = None,
@@ -216,13 +211,15 @@ def simulate_natural(model: Model, duration: float, dt: float | None = None,
       :func:`symgen.natural.natural_state` (closed on Φ = 0, velocities projected
       mass-orthogonally), accelerations and multipliers from ``nc_accelerations``;
     - **forces**: ``tau`` (joint forces of the spanning tree's 1-DOF joints, passed to the
-      step's ``tau``; the loop joints get none) is held over each step: a function
-      ``tau(t, q, v)`` is called once per step at the step kernel's own force point, the end
-      t + h of the trapezoidal step (at the predictor q + h q̇ + ½h²q̈, q̇ + h q̈, eq. 8.135),
-      the midpoint t + h/2 of the RK4 step (q + ½h q̇ + ⅛h²q̈, q̇ + ½h q̈);
-    - **records**: t, joint q and v (``nc_joint_values``), max |Φ| and max |Φ_q q̇| of the
-      natural coordinates, the energy (``nc_energy``: kinetic, gravity, the force elements'
-      potential; the actuators' −Fθ with θ unwrapped), the work of ``tau`` (τ·Δq per step,
+      step's ``tau``; the loop joints get none, spherical and free joints must get zero) is
+      held over each step: a function ``tau(t, q, v)`` is called once per step at the step
+      kernel's own force point, the end t + h of the trapezoidal step (at the predictor
+      q + h q̇ + ½h²q̈, q̇ + h q̈, eq. 8.135), the midpoint t + h/2 of the RK4 step
+      (q + ½h q̇ + ⅛h²q̈, q̇ + ½h q̈);
+    - **records**: t, joint q and v (``nc_joint_values``; ``nc_body_poses`` for spherical
+      and free joints), max |Φ| and max |Φ_q q̇| of the natural coordinates, the energy
+      (``nc_energy``: kinetic, gravity, the force elements' potential; the actuators' −Fθ
+      with θ unwrapped), the work of ``tau`` (τ·Δq per step over the 1-DOF joints,
       τ the force the step applied: the held one of RK4, the mean of the trapezoidal step's
       two ends) and of the dampers ((Q(q, q̇) − Q(q, 0))·q̇ of ``nc_forces``, trapezoidal
       rule). A note names a drift of max |Φ| beyond :data:`DRIFT_NOTE`; a state that is not
@@ -234,48 +231,37 @@ def simulate_natural(model: Model, duration: float, dt: float | None = None,
     h, steps = _step_size(duration, dt, baked)
     if nm is None:
         nm = natural_model(model)
-    positions = _joint_positions(model, nm, method)
+    readback = JointReadback(model, nm, method)  # refuses the joints it cannot read
     force_params = _force_parameters(model, nm, params)
     forces = forces_function(tau, model.nv)  # checked: one-line errors
     controller, constant = (forces, np.zeros(model.nv)) if callable(tau) else (
         None, forces(0.0, np.zeros(model.nq), np.zeros(model.nv)))
+    readback.nc_tau(constant)  # a force on a spherical or free joint: refused before compiling
     q_joint = np.asarray(model.neutral_configuration if q0 is None else q0, dtype=float)
     v_joint = np.zeros(model.nv) if v0 is None else np.asarray(v0, dtype=float)
     if q_joint.shape != (model.nq,) or v_joint.shape != (model.nv,):
         raise SymgenError(f"simulate: q0 needs nq = {model.nq} values and v0 nv = {model.nv}")
     lib = kernels if kernels is not None else _compiled(model, nm, method, h)
     k = _Kernels(lib, NATURAL_METHODS[method], force_params, nm)
+    readback.bind(lib, q_joint)
     q, qd = natural_state(model, q_joint, v_joint, nm)
-    njoints = len(nm.actuated)
-    near = np.zeros(njoints)
-    near[positions] = q_joint
-    values, rates = (np.array(x) for x in k.joint_values(q, qd, near))
+    q_now, v_now = readback.read(q, qd)
     notes = [f"natural coordinates: n = {nm.n}, {nm.m} constraints; joint coordinates read "
-             "back by nc_joint_values"]
-    moved = float(np.max(np.abs(values[positions] - q_joint), initial=0.0))
+             f"back by {' and '.join(readback.kernel_names)}"]
+    moved = float(np.max(np.abs(q_now - q_joint), initial=0.0))
     if moved > 1e-9:
         notes.append(f"the start was closed on the loop constraints in natural coordinates "
                      f"(q moved by {moved:.3g})")
-
-    def nc_tau(tau_joint: Array) -> Array:
-        out = np.zeros(njoints)
-        out[positions] = tau_joint
-        return out
-
-    def joint_state(values: Array, rates: Array) -> tuple[Array, Array]:
-        return values[positions].copy(), rates[positions].copy()
-
-    q_now, v_now = joint_state(values, rates)
     trapezoidal = method == "natural"
     tau_joint = constant if controller is None else controller(0.0, q_now, v_now)
-    tau_nc = nc_tau(tau_joint)
+    tau_nc = readback.nc_tau(tau_joint)
     qdd, lam = (np.array(x) for x in k.accelerations(q, qd, tau_nc, *k.acc_fixed))
     state = (q, qd, qdd, lam)
     spare = tuple(np.empty_like(x) for x in state)
     r_q, r_v = k.residuals(q, qd)
-    record = [(0.0, q_now, v_now, r_q, r_v, k.energy(q, qd, values), 0.0)]
+    record = [(0.0, q_now, v_now, r_q, r_v, k.energy(q, qd, readback.values), 0.0)]
     clock = Progress(model.name, duration, progress)
-    zero_tau = np.zeros(njoints)
+    zero_tau = np.zeros(readback.njoints)
     dampers = k.forces is not None
     power = k.damper_power(q, qd, zero_tau) if dampers else 0.0
     work = 0.0
@@ -285,10 +271,9 @@ def simulate_natural(model: Model, duration: float, dt: float | None = None,
         if controller is not None:  # τ at the step's force point, from the predictor
             s = h if trapezoidal else 0.5 * h
             x, xd, xdd = state[0], state[1], state[2]
-            pv, pr = k.joint_values(x + s * xd + 0.5 * s * s * xdd, xd + s * xdd, values)
-            tau_joint = controller((n - 1) * h + s, *joint_state(np.asarray(pv),
-                                                                 np.asarray(pr)))
-            tau_nc = nc_tau(tau_joint)
+            predicted = readback.peek(x + s * xd + 0.5 * s * s * xdd, xd + s * xdd)
+            tau_joint = controller((n - 1) * h + s, predicted[0], predicted[1])
+            tau_nc = readback.nc_tau(tau_joint)
             if not trapezoidal:  # every RK4 stage, the first too, with the held τ
                 state[2][:] = k.accelerations(x, xd, tau_nc, *k.acc_fixed)[0]
         k.step(*state, tau_nc, *k.step_fixed, out=spare)
@@ -297,12 +282,11 @@ def simulate_natural(model: Model, duration: float, dt: float | None = None,
         if not isfinite(float(q.sum() + qd.sum())):
             raise SymgenError(f"simulate: the state is not finite at t = {n * h:.6g} s "
                               f"(step {n}); try a smaller dt")
-        k.joint_values(q, qd, values, out=(values, rates))
-        q_new, v_new = joint_state(values, rates)
+        q_new, v_new = readback.read(q, qd)
         # the work of τ: the trapezoidal rule's force is the mean of its two ends' τ, RK4's
         # the held τ
         held = 0.5 * (tau_before + tau_joint) if trapezoidal else tau_joint
-        work += float(held @ (q_new - q_now))
+        work += readback.work(held, q_now, q_new)
         if dampers:
             power_new = k.damper_power(q, qd, zero_tau)
             work += 0.5 * h * (power + power_new)
@@ -310,7 +294,8 @@ def simulate_natural(model: Model, duration: float, dt: float | None = None,
         q_now, v_now = q_new, v_new
         if n % record_every == 0 or n == steps:
             r_q, r_v = k.residuals(q, qd)
-            record.append((n * h, q_now, v_now, r_q, r_v, k.energy(q, qd, values), work))
+            record.append((n * h, q_now, v_now, r_q, r_v, k.energy(q, qd, readback.values),
+                           work))
         clock.report(n * h)
     columns = [np.array(c) for c in zip(*record, strict=True)]
     worst = int(np.argmax(columns[3]))

@@ -10,8 +10,11 @@ joint-coordinate method. Measured on the 2-core test machine (figures in the tes
   tip against the exact 1-DOF reduction: ``natural`` 4.7e-4 m at 1 ms (the trapezoidal
   rule's error at that step: 1e-4 m is out of its reach there) and 3.0e-5 m at 0.25 ms
   (slow tier); ``natural_rk4`` 5.8e-9 m at 1 ms;
-- the heavy top: its spherical joint has no natural joint coordinate to read back: a
-  one-line error; the joint → natural map itself (``natural_state``) is checked on it;
+- the heavy top (a spherical joint, read back from the bodies' poses) over 2 s against
+  Euler's equations: ``natural_rk4`` at 0.5 ms 3.3e-7 in the quaternion, 4.7e-7 rad/s in ω;
+  ``natural`` at 1 ms 1.0e-2, the trapezoidal rule's phase lag; a free base with a revolute
+  arm and a spherical wrist: read back exactly, and ``natural`` at 1 ms within 1.6e-5 of the
+  tree forward dynamics over 1 s; a universal joint is refused with a one-line error;
 - Bricard's redundant linkage over 10 s (slow tier): energy balance 3.4e-4 J with ``natural``
   at the default 1 ms, 5.9e-12 J with ``natural_rk4`` at 0.25 ms;
 - a slider-crank with a joint spring-damper, a point spring-damper and an actuator, under
@@ -34,6 +37,7 @@ from benchmark_mechanisms import (
     BRICARD_YAML,
     TOP_YAML,
     top_initial_state,
+    top_reference,
 )
 from natural_runs import ChainReference
 from paths import EXAMPLES
@@ -101,10 +105,29 @@ def test_double_four_bar_trapezoidal_step_at_a_quarter_millisecond():
     assert chain_tip_error(trajectory) < 1e-4  # measured 3.0e-5
 
 
-def test_heavy_top_spherical_joint_is_refused():
+UNIVERSAL_YAML = """
+name: universal_pendulum
+bodies:
+  - {name: bob, mass: 1.0, com: [0, 0, -0.3], inertia: [0.01, 0.01, 0.002]}
+joints:
+  - {name: cardan, type: universal, parent: ground, child: bob, axis: [1, 0, 0],
+     axis2: [0, 1, 0]}
+"""
+
+
+def test_joints_without_read_back_are_refused(tmp_path):
+    """A universal joint has no read-back from natural coordinates (1-DOF, spherical and
+    free joints have); a joint force on a spherical joint has no natural-coordinate input.
+    Both one-line errors, before any kernel is generated."""
+    path = tmp_path / "universal.yaml"
+    path.write_text(UNIVERSAL_YAML)
+    with pytest.raises(SymgenError, match="1-DOF, spherical and free joints only; joint "
+                                          "'cardan' is universal"):
+        symgen.simulate(path, 0.1, method="natural", progress=False)
     quat0, omega0 = top_initial_state()
-    with pytest.raises(SymgenError, match="1-DOF joints only; joint 'pivot' is spherical"):
-        symgen.simulate(TOP_YAML, 2.0, q0=quat0, v0=omega0, method="natural", progress=False)
+    with pytest.raises(SymgenError, match="tau on joint 'pivot' is not zero"):
+        symgen.simulate(TOP_YAML, 0.1, q0=quat0, v0=omega0, tau=[0.0, 0.0, 0.1],
+                        method="natural", progress=False)
 
 
 def test_natural_state_of_a_spherical_joint():
@@ -191,3 +214,129 @@ def test_given_kernels_and_bad_arguments():
     slider = symgen.load(EXAMPLES / "slider_crank.yaml")
     with pytest.raises(SymgenError, match="bake parameter 'm_piston'"):
         symgen.simulate(slider, 0.01, method="natural", params=[0.5])
+
+
+# ---------------------------------------------------------------------------------------------
+# spherical and free joints: read back from the bodies' poses (symgen.simulation.natural_readback)
+
+
+def test_heavy_top_natural_coordinates():
+    """The heavy top (a spherical joint) over 2 s against Euler's equations about the pivot
+    (``top_reference``, 1e-12): the joint quaternion (sign-aligned) and the body angular
+    velocity (|ω| ≈ 50 rad/s). ``natural_rk4`` is fourth order: 7.9e-6 / 1.1e-5 rad/s at
+    1 ms, 3.3e-7 / 4.7e-7 at 0.5 ms, 1.5e-8 / 2.3e-8 at 0.25 ms. ``natural`` (nc_step) is
+    second order, its error the trapezoidal rule's phase lag (ωh)²/12 per radian of spin
+    (docs/natural.md), over ωT = 100 rad a turn of (ωh)²ωT/12 about the spin axis, i.e. half
+    that in the quaternion: 1.04e-2 predicted at 1 ms; measured 1.04e-2 (ω: 1.1e-2 rad/s),
+    2.6e-3 at 0.5 ms, 6.5e-4 at 0.25 ms, 1.0e-4 at 0.1 ms."""
+    quat_ref, omega_ref, _ = top_reference(2.0)
+    quat0, omega0 = top_initial_state()
+
+    def errors(trajectory: symgen.Trajectory) -> tuple[float, float]:
+        quat = trajectory.q[-1] * np.sign(trajectory.q[-1] @ quat_ref)
+        return (float(np.max(np.abs(quat - quat_ref))),
+                float(np.max(np.abs(trajectory.v[-1] - omega_ref))))
+
+    rk4 = symgen.simulate(TOP_YAML, 2.0, 5e-4, q0=quat0, v0=omega0, method="natural_rk4",
+                          progress=False, record_every=20)
+    quat_error, omega_error = errors(rk4)
+    assert quat_error < 1e-6 and omega_error < 1e-6  # measured 3.3e-7 and 4.7e-7 rad/s
+    assert np.max(np.abs(rk4.q[0] - quat0)) < 1e-14  # the start read back
+    assert np.max(np.abs(rk4.v[0] - omega0)) < 1e-12
+    assert np.all(np.sum(rk4.q[1:] * rk4.q[:-1], axis=1) > 0)  # the sign continued
+    assert np.max(np.abs(rk4.energy_balance)) < 1e-6  # measured 1.4e-7 J
+    assert rk4.position_residual.max() < 1e-12
+    assert "read back by nc_body_poses" in rk4.notes[0]
+    trapezoidal = symgen.simulate(TOP_YAML, 2.0, q0=quat0, v0=omega0, method="natural",
+                                  progress=False, record_every=20)
+    assert "fixed step 0.001 s" in trapezoidal.method
+    h, spin = 1e-3, omega0[2]
+    phase = (spin * h) ** 2 / 12 * spin * 2.0 / 2  # 1.04e-2
+    quat_error, omega_error = errors(trapezoidal)
+    assert 0.5 * phase < quat_error < 1.5 * phase  # measured 1.04e-2
+    assert omega_error < 2e-2  # measured 1.1e-2 rad/s
+    assert np.max(np.abs(trapezoidal.energy_balance)) < 1e-4  # measured 2.7e-5 J
+
+
+FLOATING_YAML = """
+name: floating_chain
+gravity: [0, 0, -9.81]
+bodies:
+  - {name: base, mass: 2.0, com: [0.05, -0.02, 0.01], inertia: [0.02, 0.05, 0.04]}
+  - {name: arm, mass: 0.7, com: [0.15, 0, 0], inertia: [0.001, 0.006, 0.006]}
+  - {name: ball, mass: 0.4, com: [0, 0.02, 0.08], inertia: [0.002, 0.003, 0.0015]}
+joints:
+  - {name: root, type: free, parent: ground, child: base,
+     origin: {xyz: [0.1, 0.2, 1.0], rpy: [0.2, -0.1, 0.4]}}
+  - {name: elbow, type: revolute, parent: base, child: arm, axis: [0, 1, 0],
+     origin: {xyz: [0.1, 0, 0.05], rpy: [0, 0, 0.3]}}
+  - {name: wrist, type: spherical, parent: arm, child: ball,
+     origin: {xyz: [0.3, 0, 0], rpy: [0.5, 0.2, 0]}}
+"""
+
+
+def floating_chain(tmp_path) -> symgen.Model:
+    """A free body carrying a revolute arm and a spherical wrist, every joint placed off
+    the identity (q: root 0:7, elbow 7, wrist 8:12)."""
+    path = tmp_path / "floating_chain.yaml"
+    path.write_text(FLOATING_YAML)
+    return symgen.load(path)
+
+
+def test_free_and_spherical_joints_read_back_exactly(tmp_path):
+    """A joint state mapped to natural coordinates (``natural_state``) and read back by the
+    compiled ``nc_body_poses`` and ``nc_joint_values``: q and v again to rounding, with
+    quaternions that take each branch of Shepperd's extraction (each of x, y, z, w the
+    largest) and either sign (the read continues the start's)."""
+    from symgen.formulations.natural.registration import NaturalContext
+    from symgen.simulation.natural_readback import JointReadback, rotation_quaternion
+
+    model = floating_chain(tmp_path)
+    nm = natural_model(model)
+    opts = NaturalOptions()
+    lib = symgen.compile_kernels(
+        symgen.generate(model, ["nc_joint_values", "nc_body_poses"], opts,
+                        context=NaturalContext(model.resolve(), nm, opts)), vectorize=None)
+    readback = JointReadback(model, nm, "natural")
+    rng = np.random.default_rng(29)
+    for k in range(8):
+        quats = []
+        for _ in range(2):
+            quat = 0.3 * rng.normal(size=4)
+            quat[k % 4] += 1.0
+            quats.append((-1) ** (k // 4) * quat / np.linalg.norm(quat))
+        q = np.concatenate([rng.normal(size=3), quats[0], [rng.normal()], quats[1]])
+        v = rng.normal(size=model.nv) * 3
+        readback.bind(lib, q)
+        q_back, v_back = readback.read(*natural_state(model, q, v, nm))
+        assert np.max(np.abs(q_back - q)) < 1e-13
+        assert np.max(np.abs(v_back - v)) < 1e-13
+    half_turn = rotation_quaternion(np.diag([-1.0, 1.0, -1.0]))  # w = 0: the y branch
+    assert np.max(np.abs(half_turn - [0.0, 1.0, 0.0, 0.0])) == 0.0
+
+
+def test_floating_chain_natural_coordinates(tmp_path):
+    """Free, revolute and spherical joints in one run: ``natural`` (nc_step) at 1 ms over 1 s
+    against the tree forward dynamics (adaptive, 1e-12). Second order: q within 1.6e-5
+    (4.0e-6 at 0.5 ms), v within 2.6e-4 (6.5e-5); ``natural_rk4`` (not run here: its
+    27-coordinate step compiles in about 35 s) 6.9e-11 and 1.5e-9 at 1 ms."""
+    model = floating_chain(tmp_path)
+
+    def unit(x):
+        return np.asarray(x, dtype=float) / np.linalg.norm(x)
+
+    q0 = np.concatenate([[0.05, -0.1, 0.2], unit([0.1, -0.2, 0.3, 0.9]), [0.4],
+                         unit([-0.3, 0.1, 0.2, 0.8])])
+    v0 = np.array([1.0, -2.0, 3.0, 0.5, 0.2, -0.3, 2.0, 4.0, -1.0, 2.5])
+    reference = symgen.simulate(model, 1.0, q0=q0, v0=v0, method="tree", tolerance=1e-12,
+                                progress=False)
+    run = symgen.simulate(model, 1.0, 1e-3, q0=q0, v0=v0, method="natural", progress=False,
+                          record_every=10)
+    assert "read back by nc_joint_values and nc_body_poses" in run.notes[0]
+    assert np.max(np.abs(run.q[0] - q0)) < 1e-13 and np.max(np.abs(run.v[0] - v0)) < 1e-13
+    q = run.q[-1].copy()
+    for quat in (slice(3, 7), slice(8, 12)):
+        q[quat] *= np.sign(q[quat] @ reference.q[-1][quat])
+    assert np.max(np.abs(q - reference.q[-1])) < 5e-5  # measured 1.6e-5
+    assert np.max(np.abs(run.v[-1] - reference.v[-1])) < 1e-3  # measured 2.6e-4
+    assert np.max(np.abs(run.energy_balance)) < 1e-5  # measured 3.4e-6 J
