@@ -60,7 +60,7 @@ MODES: dict[str, dict[str, Any]] = {
              "batch": {"robots": bt.ROBOTS, "targets": bt.TARGETS, "sizes": bt.SIZES,
                        "repeats": bt.REPEATS},
              "python_calls": {"robots": pyc.ROBOTS, "number": 20000, "repeat": 15},
-             "natural": {"cases": nacc.nr.CASES, "steps": nacc.FULL_STEPS},
+             "natural": {"cases": nacc.nr.BENCH_CASES, "steps": nacc.FULL_STEPS},
              "loops": loops.MODES["full"], "derivatives": deriv.MODES["full"]},
     "quick": {"robots": ROBOTS[:1], "chains": (2, 10), "states": 200, "repeats": 5, "rounds": 3,
               "builds": {"-O3": ["-O3"]}, "sympy_sizes": (1, 2, 4, 6),

@@ -51,8 +51,8 @@ import natural_runs as nr  # noqa: E402
 FULL_STEPS = (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5)
 QUICK_STEPS = (1e-2, 1e-3, 1e-4, 1e-5)
 #: Build cost ranking (largest first), so that the long builds start early.
-ORDER = ("chain40", "puma560", "bricard", "rssr", "double_pendulum", "top", "chain2",
-         "andrews", "slider_crank", "four_bar")
+ORDER = ("chain40", "chain40_iftomm", "puma560", "bricard", "rssr", "double_pendulum", "top",
+         "chain2", "chain2_iftomm", "andrews", "slider_crank", "four_bar")
 
 _CASES: dict[str, nr.Case] = {}
 
@@ -230,7 +230,10 @@ def section(res: dict[str, Any]) -> str:
              "chain's crank tip against its exact one-DOF reduction, Andrews' seven angles "
              "against the test set's solution at 0.03 s, the top's attitude against Euler's "
              "equations), the energy drift (of the run's largest kinetic energy), the "
-             "largest |Φ| and |λ|, the empirical order and the time per step. Code "
+             "largest |Φ| and |λ|, the empirical order and the time per step. The chains "
+             "from two starts: `chain<N>` cranks at 45° and +1 rad/s (the start of "
+             "`docs/natural.md`'s first tables), `chain<N>_iftomm` the IFToMM benchmark's own "
+             "(problem A02: cranks vertical, −1 rad/s, 20 s). Code "
              f"{res['code']}; {res['seconds']:.0f} s. Re-measure one mechanism with "
              "`python -m bench.natural_accuracy --cases chain40`.")
     tables = [render(key, case["model"], case["runs"]) for key, case in res["results"].items()]
@@ -243,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help=f"steps {', '.join(f'{h:g}' for h in QUICK_STEPS)} only")
     parser.add_argument("--cases", default=None,
-                        help=f"comma-separated cases (of {', '.join(nr.CASES)}; default all)")
+                        help=f"comma-separated cases (of {', '.join(nr.BENCH_CASES)}; "
+                             "default all)")
     parser.add_argument("--steps", default=None, help="comma-separated steps h (s)")
     parser.add_argument("--kernel", default="nc_step",
                         help="the step kernel (inputs q, qd, qdd, lam[, tau, params]; "
@@ -255,10 +259,10 @@ def main(argv: list[str] | None = None) -> int:
                              "or kernel writes no file unless given one)")
     args = parser.parse_args(argv)
     cases = ([c.strip() for c in args.cases.split(",") if c.strip()] if args.cases
-             else list(nr.CASES))
-    unknown = sorted(set(cases) - set(nr.CASES))
+             else list(nr.BENCH_CASES))
+    unknown = sorted(set(cases) - set(nr.BENCH_CASES))
     if unknown:
-        parser.error(f"unknown case(s) {', '.join(unknown)} (known: {', '.join(nr.CASES)})")
+        parser.error(f"unknown case(s) {', '.join(unknown)} (known: {', '.join(nr.BENCH_CASES)})")
     try:
         steps = ([float(x) for x in args.steps.split(",")] if args.steps
                  else list(QUICK_STEPS if args.quick else FULL_STEPS))
