@@ -30,13 +30,13 @@ def _numbers(text: str | None, option: str, size: int, what: str) -> np.ndarray 
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
 @click.option("--duration", type=float, required=True, help="Simulated time, s.")
 @click.option("--dt", type=float, default=None,
-              help="Fixed step, s (closed loops: the generated Runge-Kutta step in C); "
-              "default: adaptive steps.")
+              help="Fixed step, s; default: adaptive steps (closed loops: the generated "
+              "Runge-Kutta step in C, by step doubling).")
 @click.option("--method", type=click.Choice(METHODS), default="auto", show_default=True,
               help="Integration method (docs/api.md, \"Simulation\"): auto, tree, "
-              "projected (adaptive or RK4, Python-driven), loop_rk4 / loop_trapezoidal "
-              "(generated closed-loop steps, need --dt), natural / natural_rk4 (natural "
-              "coordinates).")
+              "projected (adaptive or RK4, Python-driven), loop_rk4 (generated closed-loop "
+              "step, adaptive or --dt), loop_trapezoidal and embedded (need --dt), natural / "
+              "natural_rk4 (natural coordinates).")
 @click.option("--tolerance", type=float, default=1e-10, show_default=True,
               help="Local error tolerance of the adaptive steps.")
 @click.option("--q0", metavar="Q,...", default=None,
@@ -57,8 +57,8 @@ def _numbers(text: str | None, option: str, size: int, what: str) -> np.ndarray 
 def simulate_command(model_path, duration, dt, method, tolerance, q0, v0, key, tau,
                      plot_path, csv_path, every) -> None:
     """Simulate MODEL for --duration seconds (symgen.simulate: open trees by their forward
-    dynamics, closed loops by augmented-Lagrangian accelerations with projections onto the
-    constraints, by the generated steps at a fixed --dt; docs/api.md, "Simulation"), and
+    dynamics, closed loops by the generated Runge-Kutta step with augmented-Lagrangian
+    accelerations and projections onto the constraints; docs/api.md, "Simulation"), and
     print the final state, the largest constraint residuals and the energy balance.
     Progress goes to stderr."""
     model = load(model_path)

@@ -26,27 +26,31 @@ Array = np.ndarray
 LOOP_METHODS = {"loop_rk4": "loop_step_rk4", "loop_trapezoidal": "loop_step"}
 
 
-def _kernels(model: Model, method: str, dt: float):
+def _kernels(model: Model, method: str, dt: float | None):
     names = [LOOP_METHODS[method], "loop_project", "loop_constraints", "loop_jacobian",
              "energy", "constrained_forward_dynamics"]
     if model.force_elements:
         names.append("element_forces")
     with warnings.catch_warnings():  # the force elements are added by the step kernels
         warnings.filterwarnings("ignore", message=".*leave out the force elements")
-        options = Options(step=dt) if method == "loop_trapezoidal" else Options()
+        options = Options(step=dt) if method == "loop_trapezoidal" and dt else Options()
         return compile_kernels(generate(model, names, options=options), vectorize=None)
 
 
-def simulate_loop_steps(model: Model, duration: float, dt: float, q0: Array, v0: Array,
-                        tau: Forces, method: str, params, record_every: int,
-                        progress: bool | None) -> Trajectory:
+def simulate_loop_steps(model: Model, duration: float, dt: float | None, q0: Array,
+                        v0: Array, tau: Forces, method: str, params, record_every: int,
+                        progress: bool | None, tolerance: float = 1e-10) -> Trajectory:
     """The trajectory of ``model`` (with loop joints) from (q0, v0) by the generated step
-    of ``method`` at the fixed step ``dt`` (module docstring). The start is closed by
-    ``loop_project``; the multipliers start at zero."""
-    steps = int(round(duration / dt))
-    if steps < 1 or abs(steps * dt - duration) > 1e-9 * duration:
-        raise SymgenError(f"simulate: duration {duration} is not a whole number of steps "
-                          f"dt = {dt}")
+    of ``method`` at the fixed step ``dt``, or (``loop_rk4`` with ``dt`` None) at steps
+    chosen by step doubling (module docstring). The start is closed by ``loop_project``;
+    the multipliers start at zero."""
+    if dt is not None:
+        steps = int(round(duration / dt))
+        if steps < 1 or abs(steps * dt - duration) > 1e-9 * duration:
+            raise SymgenError(f"simulate: duration {duration} is not a whole number of steps "
+                              f"dt = {dt}")
+    elif method != "loop_rk4":
+        raise SymgenError(f"simulate: method {method!r} takes a fixed step: give dt")
     lib = _kernels(model, method, dt)
     extra = () if params is None else (np.asarray(params, float),)
 
@@ -59,18 +63,31 @@ def simulate_loop_steps(model: Model, duration: float, dt: float, q0: Array, v0:
     a = call("constrained_forward_dynamics", q, v, forces(0.0, q, v))[0]
     lam = np.zeros(call("loop_constraints", q)[0].size)  # every kept row (module docstring)
     step = LOOP_METHODS[method]
-    step_size = np.array([dt])
     clock = Progress(model.name, duration, progress)
 
-    def power(q_: Array, v_: Array, tau_: Array) -> float:
-        """τ·v plus the dampers' power (the elements' forces less their rate-free part,
-        whose potential the energy holds)."""
-        out = float(tau_ @ v_)
-        if has_elements:
-            damping = call("element_forces", q_, v_)[0] - call("element_forces", q_,
-                                                               np.zeros_like(v_))[0]
-            out += float(damping @ v_)
-        return out
+    # the coordinates whose rate is v (vector joints): the work of a force held over a step
+    # is τ·Δq there, exactly
+    vector_v = [i for j in model.independent_joints if j.nq == j.nv
+                for i in range(model.nv)[model.v_slices[j.name]]]
+    vector_q = [i for j in model.independent_joints if j.nq == j.nv
+                for i in range(model.nq)[model.q_slices[j.name]]]
+    other_v = [i for i in range(model.nv) if i not in set(vector_v)]
+
+    def damper_power(q_: Array, v_: Array) -> float:
+        """The dampers' power: the elements' forces less their rate-free part, whose
+        potential the energy holds."""
+        if not has_elements:
+            return 0.0
+        damping = call("element_forces", q_, v_)[0] - call("element_forces", q_,
+                                                           np.zeros_like(v_))[0]
+        return float(damping @ v_)
+
+    def force_work(tau_: Array, q_a: Array, v_a: Array, q_b: Array, v_b: Array, h: float
+                   ) -> float:
+        """The work of τ held from (q_a, v_a) to (q_b, v_b): τ·Δq on the vector joints,
+        the trapezoidal rule of τ·v on the others (quaternion joints)."""
+        exact = float(tau_[vector_v] @ (q_b[vector_q] - q_a[vector_q]))
+        return exact + 0.5 * h * float(tau_[other_v] @ (v_a[other_v] + v_b[other_v]))
 
     def residuals(q_: Array, v_: Array) -> tuple[float, float]:
         phi = call("loop_constraints", q_)[0]
@@ -78,31 +95,76 @@ def simulate_loop_steps(model: Model, duration: float, dt: float, q0: Array, v0:
         return (float(np.max(np.abs(phi), initial=0.0)),
                 float(np.max(np.abs(jac @ v_), initial=0.0)))
 
-    tau_now = forces(0.0, q, v)
-    record = [(0.0, q, v, *residuals(q, v), float(np.sum(call("energy", q, v)[0])), 0.0)]
-    work = 0.0
-    for n in range(1, steps + 1):
-        t = (n - 1) * dt
-        tau_now = forces(t, q, v)
-        before = power(q, v, tau_now)
+    def advance(t: float, h: float, q_: Array, v_: Array, a_: Array, lam_: Array
+                ) -> tuple[Array, Array, Array, Array, float]:
+        """One step from t of size h; the work τ did over it."""
+        tau_now = forces(t, q_, v_)
         if step == "loop_step":
-            q, v, a, lam = call(step, q, v, a, lam, tau_now)
+            q1, v1, a1, lam1 = call(step, q_, v_, a_, lam_, tau_now)
         else:
-            q, v, lam = call(step, q, v, lam, tau_now, step_size)
-        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
-            raise SymgenError(f"simulate: the state is not finite at t = {n * dt:.6g} s "
-                              f"(step {n}); try a smaller dt")
-        work += 0.5 * dt * (before + power(q, v, tau_now))  # trapezoidal rule, O(dt²)
-        if n % record_every == 0 or n == steps:
-            record.append((n * dt, q, v, *residuals(q, v),
-                           float(np.sum(call("energy", q, v)[0])), work))
-        clock.report(n * dt)
+            q1, v1, lam1 = call(step, q_, v_, lam_, tau_now, np.array([h]))
+            a1 = a_
+        if not (np.all(np.isfinite(q1)) and np.all(np.isfinite(v1))):
+            raise SymgenError(f"simulate: the state is not finite at t = {t + h:.6g} s; "
+                              "try a smaller dt")
+        return q1, v1, a1, lam1, force_work(tau_now, q_, v_, q1, v1, h)
+
+    record = [(0.0, q, v, *residuals(q, v), float(np.sum(call("energy", q, v)[0])), 0.0)]
+    work, t, n, rejected = 0.0, 0.0, 0, 0
+    h = dt if dt is not None else min(duration, INITIAL_STEP)
+    while t < duration * (1 - 1e-12):
+        if dt is not None:
+            before = damper_power(q, v)
+            q, v, a, lam, done = advance(t, h, q, v, a, lam)
+            done += 0.5 * h * (before + damper_power(q, v))  # the trapezoidal rule, O(h²)
+            t = (n + 1) * dt
+        else:
+            h = min(h, duration - t)
+            q1, v1, _, _, _ = advance(t, h, q, v, a, lam)
+            qh, vh, _, lamh, w1 = advance(t, h / 2, q, v, a, lam)
+            q2, v2, _, lam2, w2 = advance(t + h / 2, h / 2, qh, vh, a, lamh)
+            error = _doubling_error(np.r_[q, v], np.r_[q1, v1], np.r_[q2, v2], tolerance)
+            if not np.isfinite(error) or error > 1.0:
+                rejected += 1  # retried from the same state with a shorter step
+                h *= 0.2 if not np.isfinite(error) else max(0.2, 0.9 * error ** -0.2)
+                if h < 1e-14 * max(1.0, duration):
+                    raise SymgenError(f"simulate: the step size underflowed at t = {t:.6g} s")
+                continue
+            dampers = h / 6 * (damper_power(q, v) + 4 * damper_power(qh, vh)
+                               + damper_power(q2, v2)) if has_elements else 0.0  # Simpson
+            q, v, lam, done, t = q2, v2, lam2, w1 + w2 + dampers, t + h
+            h *= min(5.0, 0.9 * error ** -0.2) if error > 0 else 5.0
+        work += done
+        n += 1
+        if n % record_every == 0 or t >= duration * (1 - 1e-12):
+            record.append((t, q, v, *residuals(q, v), float(np.sum(call("energy", q, v)[0])),
+                           work))
+        clock.report(t)
     columns = [np.array(c) for c in zip(*record, strict=True)]
-    rule = (f"generated {step}, fixed step {dt:g} s" +
-            (", tau held over each step" if tau is not None else ""))
-    notes = ["work by the trapezoidal rule on the step ends (O(dt²))"] if (
-        tau is not None or has_elements) else []
+    if dt is not None:
+        rule = f"generated {step}, fixed step {dt:g} s"
+        notes = []
+    else:
+        rule = (f"generated {step}, steps by step doubling, tolerance {tolerance:g}, "
+                f"{n} steps")
+        notes = [f"{rejected} step(s) rejected and retried"]
+    if tau is not None:
+        rule += ", tau held over each step"
+    if has_elements and dt is not None:
+        notes.append("the dampers' work by the trapezoidal rule on the step ends (O(h²))")
     return Trajectory(model, f"{method} ({rule})", *columns, notes)
+
+
+#: The first step of the adaptive runs, s.
+INITIAL_STEP = 1e-4
+
+
+def _doubling_error(start: Array, full: Array, halves: Array, tolerance: float) -> float:
+    """The local error of two half steps estimated by Richardson's (halves − full)/15 (RK4:
+    order 4; Hairer, Nørsett & Wanner, Solving ODEs I, §II.4), as an RMS norm relative to
+    tolerance·(1 + |y|) (accept when ≤ 1)."""
+    scale = tolerance * (1.0 + np.maximum(np.abs(start), np.abs(halves)))
+    return float(np.sqrt(np.mean(((halves - full) / 15.0 / scale) ** 2)))
 
 
 #: Projections of the start (each two Newton steps) and the residual they must reach.
@@ -128,4 +190,4 @@ def _as_tuple(out) -> tuple:
     return out if isinstance(out, tuple) else (out,)
 
 
-__all__ = ["LOOP_METHODS", "simulate_loop_steps"]
+__all__ = ["INITIAL_STEP", "LOOP_METHODS", "simulate_loop_steps"]

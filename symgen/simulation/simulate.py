@@ -1,17 +1,20 @@
 """``symgen.simulate``: a trajectory of a model from its generated kernels.
 
-Steps: adaptive Dormand-Prince 5(4) by default, or the classical fourth-order Runge-Kutta
-method at a fixed step, on (q, v) (q advanced by its rates, :mod:`symgen.simulation.rates`;
-quaternions renormalised after each step).
+Open trees ("tree"): the accelerations of the generated forward dynamics, by adaptive
+Dormand-Prince 5(4) steps or the classical fourth-order Runge-Kutta method at a fixed step,
+on (q, v) (q advanced by its rates, :mod:`symgen.simulation.rates`; quaternions renormalised
+after each step).
 
-Open trees ("tree"): the accelerations of the generated forward dynamics.
-
-Closed loops in joint coordinates ("projected"): the accelerations of the
+Closed loops in joint coordinates: by default the generated step
+(:mod:`symgen.simulation.loop_run`, ``"loop_rk4"``); with ``"projected"`` the same method
+driven from Python here, with the same step rules as the trees: the accelerations of the
 augmented-Lagrangian iteration (García de Jalón & Bayo 1994, eq. 5.48–5.51), followed after
 every step by the mass-orthogonal projection of the positions onto Φ(q) = 0 and of the
 velocities onto Φ_q v = 0 (Bayo & Ledesma 1996): the leading matrix M + αΦ_qᵀΦ_q is positive
 definite at singular positions and with redundant constraints, and the projections keep the
-drift at rounding level (:mod:`symgen.simulation.constrained`).
+drift at rounding level (:mod:`symgen.simulation.constrained`). Minimal coordinates
+(:mod:`symgen.simulation.embedded_run`) and natural coordinates
+(:mod:`symgen.simulation.natural_run`) on request.
 """
 
 from __future__ import annotations
@@ -175,19 +178,19 @@ def simulate(model: Model | str | Path, duration: float, dt: float | None = None
         return simulate_natural(model, duration, dt, q0, v0, tau, method, params,
                                 record_every, progress, kernels)
     if method == "auto":
-        method = "tree" if not model.loop_joints else "projected" if dt is None else "loop_rk4"
+        method = "loop_rk4" if model.loop_joints else "tree"
     if method in LOOP_METHODS or method == "embedded":
         if not model.loop_joints:
             raise SymgenError(f"simulate: method {method!r} integrates closed loops; model "
                               f"{model.name!r} has none (use 'tree')")
-        if dt is None:
+        if dt is None and method != "loop_rk4":
             raise SymgenError(f"simulate: method {method!r} takes a fixed step: give dt")
         q_start, v_start = _start(model, q0, v0)
         if method == "embedded":
             return simulate_embedded(model, duration, dt, q_start, v_start, tau, params,
                                      record_every, progress)
         return simulate_loop_steps(model, duration, dt, q_start, v_start, tau, method, params,
-                                   record_every, progress)
+                                   record_every, progress, tolerance)
     if method == "tree" and model.loop_joints:
         raise SymgenError(f"model {model.name!r} has loop joints: method 'tree' integrates "
                           "open trees; use 'projected' (the default)")
