@@ -9,6 +9,8 @@ worked example (Ex. 10.5) and the spatial-operator dynamics.
   rule, positions as unknowns, a fixed number of Newton iterations on the quasi-tangent
   matrix, the Heun/Taylor predictor (§8.5, eq. 8.124-8.135), and mass-orthogonal projections
   of velocities and accelerations;
+- :func:`rk4_step`: one classical Runge-Kutta step of the index-1 equations with
+  augmented-Lagrangian accelerations (eq. 5.48-5.51) and mass-orthogonal projections;
 - :func:`assemble` (Newton-Raphson, least-squares form eq. 3.15) and
   :func:`consistent_velocities`.
 """
@@ -22,6 +24,7 @@ from typing import Protocol
 import numpy as np
 
 from symgen.errors import SymgenError
+from symgen.reference.loop_step import augmented_solve
 
 Array = np.ndarray
 
@@ -59,6 +62,8 @@ class NaturalModel(Protocol):
                      q: Array | None = None) -> Array: ...
 
     def step_refits(self, h: float) -> bool: ...
+
+    def rk4_penalties(self) -> tuple[Array, Array]: ...
 
 
 def lagrange_accelerations(
@@ -211,35 +216,58 @@ def trapezoidal_step(
 
 def rk4_step(
     nm: NaturalModel, q: Array, qd: Array, qdd: Array, h: float, tau: Array | None = None,
-    params: Array | None = None, projection_iterations: int = 2,
+    params: Array | None = None, projection_iterations: int = 2, lam: Array | None = None,
+    alpha: Array | None = None, position_alpha: Array | None = None, iterations: int = 4,
+    refinement: int = 2,
 ) -> tuple[Array, Array, Array, Array]:
     """One classical Runge-Kutta step (order 4) of the index-1 equations
-    (:func:`lagrange_accelerations` without stabilisation; ``qdd`` is the first stage),
-    then the mass-orthogonal coordinate projection (Hairer & Wanner 1996, §VII.2):
-    Newton/chord steps Δq = −M⁻¹Φ_qᵀ S⁺ Φ, S = Φ_q M⁻¹ Φ_qᵀ (the Jacobian of the first
-    iterate), the velocity projection q̇ ← q̇ − M⁻¹Φ_qᵀ S⁺ Φ_q q̇ at the projected q, and the
-    accelerations and multipliers there. A singular M is replaced by M + γΦ_qᵀΦ_q (the
-    projections stay exact; see :func:`lagrange_accelerations`). Returns q, q̇, q̈, λ at
-    t + h."""
-    def accel(qs: Array, vs: Array) -> Array:
-        return _accelerations(nm, qs, vs, tau, params)[0]
+    M q̈ + Φ_qᵀλ = Q, Φ_q q̈ + Φ̇_q q̇ = 0 (``qdd`` is the first stage), line for line what
+    :func:`symgen.formulations.natural.step.rk4_step_program` generates: each later stage's
+    q̈ by the augmented-Lagrangian iteration (book eq. 5.48-5.51,
+    :func:`symgen.reference.loop_step.augmented_solve`: ``iterations`` multiplier updates
+    from the previous stage's multipliers, the first from ``lam`` (zeros: None), then
+    ``refinement`` on the residuals) with the penalty diagonal ``alpha``; then the
+    mass-orthogonal coordinate projections by the same solves (Hairer & Wanner 1996,
+    §VII.2; Bayo & Ledesma 1996): ``projection_iterations`` Newton steps
+    Ā Δ + Φ_qᵀλ = 0, Φ_q Δ + Φ = 0 with the penalty diagonal ``position_alpha``, the
+    velocities Ā q̇' + Φ_qᵀλ = Ā q̇, Φ_q q̇' = 0 at the projected q, and the accelerations and
+    multipliers there, both with ``alpha`` (penalties: by default the model's,
+    :meth:`NaturalModel.rk4_penalties`). Ā = M, or M + γΦ_qᵀΦ_q for a singular M (the
+    right-hand side of the accelerations then Q − γΦ_qᵀΦ̇_q q̇: the same q̈ and λ). Returns
+    q, q̇, q̈, λ at t + h; with redundant constraints λ is not unique (its dependent part is
+    the one carried), Φ_qᵀλ is."""
+    stage, position = nm.rk4_penalties()
+    stage = stage if alpha is None else np.asarray(alpha, float)
+    position = position if position_alpha is None else np.asarray(position_alpha, float)
+    lam = np.zeros(nm.m) if lam is None else np.asarray(lam, float)
+
+    def solve(pq: Array, r: Array, c: Array, start: Array | None, penalty: Array
+              ) -> tuple[Array, Array]:
+        return augmented_solve(_metric(nm, pq)[0], pq, penalty, r, c, start, iterations,
+                               refinement)
+
+    def accel(qs: Array, vs: Array, lam: Array, penalty: Array) -> tuple[Array, Array]:
+        pq = nm.phi_q(qs)
+        jdq = nm.phi_q_dot_qdot(qs, vs)
+        forces = nm.generalized_forces(qs, vs, tau, params) - nm.metric_shift() * pq.T @ jdq
+        return solve(pq, forces, jdq, lam, penalty)
 
     k1q, k1v = qd, qdd
     k2q = qd + h / 2 * k1v
-    k2v = accel(q + h / 2 * k1q, k2q)
+    k2v, lam = accel(q + h / 2 * k1q, k2q, lam, stage)
     k3q = qd + h / 2 * k2v
-    k3v = accel(q + h / 2 * k2q, k3q)
+    k3v, lam = accel(q + h / 2 * k2q, k3q, lam, stage)
     k4q = qd + h * k3v
-    k4v = accel(q + h * k3q, k4q)
+    k4v, lam = accel(q + h * k3q, k4q, lam, stage)
     q1 = q + h / 6 * (k1q + 2 * k2q + 2 * k3q + k4q)
     v1 = qd + h / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
-    w, s_pinv = _range_space(nm, q1)
     for _ in range(projection_iterations):
-        q1 = q1 - w @ (s_pinv @ nm.phi(q1))
-    w, s_pinv = _range_space(nm, q1)
-    v1 = v1 - w @ (s_pinv @ (nm.phi_q(q1) @ v1))
-    a1, lam1 = _accelerations(nm, q1, v1, tau, params)
-    return q1, v1, a1, lam1
+        step, _ = solve(nm.phi_q(q1), np.zeros(nm.n), nm.phi(q1), None, position)
+        q1 = q1 + step
+    pq = nm.phi_q(q1)
+    v1, _ = solve(pq, _metric(nm, pq)[0] @ v1, np.zeros(nm.m), None, stage)
+    a1, lam = accel(q1, v1, lam, stage)
+    return q1, v1, a1, lam
 
 
 def _metric(nm: NaturalModel, pq: Array) -> tuple[Array, float]:
@@ -254,17 +282,6 @@ def _range_space(nm: NaturalModel, q: Array) -> tuple[Array, Array]:
     pq = nm.phi_q(q)
     w = np.linalg.solve(_metric(nm, pq)[0], pq.T)
     return w, np.linalg.pinv(pq @ w, rcond=1e-10, hermitian=True)
-
-
-def _accelerations(nm: NaturalModel, q: Array, qd: Array, tau: Array | None,
-                   params: Array | None) -> tuple[Array, Array]:
-    """q̈ and λ of the index-1 equations (no stabilisation): :func:`lagrange_accelerations`,
-    the least-squares solution of the whole saddle-point system, backward stable, so that
-    redundant constraints (λ: the minimum-norm set) and a singular M (when the constraints
-    remove its null space) are allowed. (The range-space method with a pseudo-inverse of
-    Φ_q M⁻¹Φ_qᵀ it replaces left backward errors up to 7e-10 on Bricard's linkage, where
-    that matrix has a condition of 1e7 besides its zero eigenvalue.)"""
-    return lagrange_accelerations(nm, q, qd, tau=tau, params=params)
 
 
 def assemble(nm: NaturalModel, q_guess: Array, fixed: Sequence[int] = (),

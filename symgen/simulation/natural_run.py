@@ -9,9 +9,12 @@ step kernel, called once per fixed step:
   (§8.5, eq. 8.124-8.135): A-stable, second order, robust through singular positions and
   with redundant constraints;
 - ``"natural_rk4"``: ``nc_step_rk4``, the classical Runge-Kutta method on the index-1
-  equations (the Lagrange multipliers of eq. 5.10 without stabilisation) with projections
-  onto the constraints after each step (Hairer & Wanner 1996, §VII.2): fourth order, for
-  accuracy on motions away from singular positions; explicit (h·ω ≲ 2.8).
+  equations, each stage's accelerations by the augmented-Lagrangian iteration (eq.
+  5.48-5.51) carried from stage to stage and step to step (the step's ``lam``), with
+  mass-orthogonal projections onto the constraints after each step (Hairer & Wanner 1996,
+  §VII.2): fourth order, through singular positions and with redundant constraints;
+  explicit (h·ω ≲ 2.8). With a controller, the first stage is recomputed by
+  ``nc_accelerations`` at the step's start with the step's τ.
 
 Both kernels bake the step h (``NaturalOptions.step``, which also sizes the penalty), so they
 are generated for the h of the run (compiled modules are cached on disk). The start (q0, v0)

@@ -331,6 +331,15 @@ class NaturalModel:
 
         return choose_penalty(self, h, mu, alpha, None if q is None else np.asarray(q)).alpha
 
+    def rk4_penalties(self) -> tuple[np.ndarray, np.ndarray]:
+        """The penalty matrices' diagonals of ``nc_step_rk4``'s augmented-Lagrangian solves:
+        (accelerations and velocity projection, position projection)
+        (:func:`.penalty.rk4_penalties`)."""
+        from symgen.formulations.natural.penalty import rk4_penalties
+
+        stage, position = rk4_penalties(self)
+        return stage.alpha, position.alpha
+
     def step_refits(self, h: float) -> bool:
         """Whether the augmented-Lagrangian step of size ``h`` re-fits the carried
         multipliers to their force and projects exactly (:func:`.step.step_program`): for

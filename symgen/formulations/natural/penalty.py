@@ -77,6 +77,12 @@ RHO_MIN = 1e4
 #: The step at and above which the contraction target applies in full, and the default step
 #: of :class:`~symgen.formulations.natural.kernels.NaturalOptions`; below it, ρ ∝ h.
 REFERENCE_STEP: float = 1e-3
+#: The augmented-Lagrangian solves of ``nc_step_rk4`` (:func:`rk4_penalties`): the largest
+#: eigenvalue ρσ_max of the scaled penalised compliance in the accelerations' and the
+#: velocity projection's solves, and the contraction sought per multiplier update in the
+#: position projection's (capped by :data:`KAPPA_MAX`).
+STAGE_SCALE = 1e7
+POSITION_TARGET = 1e7
 
 
 @dataclass(frozen=True)
@@ -141,5 +147,60 @@ def choose_penalty(nm: NaturalModel, h: float, mu: float, alpha: float | None = 
     return PenaltyChoice(rho / d, rho, sigma_min, sigma_max, warning)
 
 
-__all__ = ["KAPPA_MAX", "REFERENCE_STEP", "RHO_MIN", "TARGET", "PenaltyChoice",
-           "choose_penalty", "constraint_compliance"]
+def _scaled_compliance(nm: NaturalModel, q: np.ndarray | None) -> tuple[np.ndarray, float, float]:
+    """D = diag(S), S = Φ_q Ā⁻¹ Φ_qᵀ (Ā = M, or M + γΦ_qᵀΦ_q for a singular M) at the
+    assembled configuration (``q`` when the model has none), and the smallest non-zero and
+    the largest eigenvalue of the unit-diagonal D^-½ S D^-½."""
+    s = constraint_compliance(nm, 2.0, nm.q0 if nm.q0 is not None else q)  # h²/4 = 1
+    d = np.diag(s).copy()
+    floor = 1e-12 * float(d.max(initial=0.0))
+    d[d <= floor] = float(d.max(initial=0.0)) or 1.0  # a row that vanishes at assembly
+    eig = np.linalg.eigvalsh(s / np.sqrt(np.outer(d, d)))
+    sigma_max = float(eig[-1])
+    nonzero = eig[eig > 1e-10 * sigma_max]
+    return d, float(nonzero[0]) if nonzero.size else sigma_max, sigma_max
+
+
+def rk4_penalties(nm: NaturalModel, q: np.ndarray | None = None
+                  ) -> tuple[PenaltyChoice, PenaltyChoice]:
+    """The penalties A = ρ D⁻¹ of the augmented-Lagrangian solves (García de Jalón & Bayo
+    1994, eq. 5.48-5.51) of ``nc_step_rk4``: (accelerations and velocity projection,
+    position projection). D = diag(S), S = Φ_q Ā⁻¹ Φ_qᵀ at the assembled configuration
+    (Jacobi scaling: the constraints' units drop out), σ the eigenvalues of D^-½ S D^-½.
+    Each multiplier update contracts the error along a direction of eigenvalue σ by
+    1/(1 + ρσ); Ā + Φ_qᵀAΦ_q has a condition 1 + ρσ_max relative to Ā.
+
+    - **accelerations** (the stages and the state at t + h) **and the velocity projection**:
+      ρ = :data:`STAGE_SCALE`/σ_max, every regular direction contracted by
+      1/(1 + 10⁷σ/σ_max) per update (the 40-loop chain, σ_min/σ_max = 7.6·10⁻⁴: 1.3·10⁻⁴).
+      Not more, for two reasons measured on the benchmarks (docs/natural.md). A stage
+      state lies off the constraint manifold, by O(h²), where a redundant constraint is no
+      longer exactly dependent (Bricard's linkage: the smallest singular value of Φ_q grows
+      as h³) and Φ̇_q q̇ has a component along it (∝ h²) that no acceleration meets: the
+      force of the exact multiplier along it grows as 1/h, a least-squares solve ignores
+      the component, and the iteration, barely converging along it, lets through a force ∝ ρ;
+      Bricard's energy error grows in proportion (∝ ρh⁵: 4·10⁻⁵ J over 10 s at 1 ms with
+      ρσ_max = 10⁹, 4·10⁻⁷ J with 10⁷). And near a singular position (σ ∝ θ² along the
+      direction Φ_q loses) a velocity projection that converges there turns the step's
+      position error along that direction into a velocity error ~(position error)·|q̇|/θ
+      (the 40-loop chain over 20 s at 1 ms: 9.8·10⁻⁵ m with the position projection's
+      penalty in the velocity projection and the accelerations at t + h, 1.1·10⁻⁵ m with
+      this one);
+    - **position projection**: ρ = :data:`POSITION_TARGET`/σ_min, capped so that
+      ρσ_max ≤ :data:`KAPPA_MAX`: its equations Φ = 0 are consistent, and the Newton steps
+      converge closer to a singular position (the band where they cannot, ρσ ≲ 1, is
+      ~(ρσ₀)^-½ wide; the 40-loop chain's largest |Φ| over 20 s at 1 ms: 1.1·10⁻¹² with
+      the accelerations' penalty, 3.6·10⁻¹⁵ with this one)."""
+    if nm.m == 0:
+        empty = PenaltyChoice(np.zeros(0), 0.0, 1.0, 1.0)
+        return empty, empty
+    d, sigma_min, sigma_max = _scaled_compliance(nm, q)
+    stage = STAGE_SCALE / sigma_max
+    position = min(POSITION_TARGET / sigma_min, KAPPA_MAX / sigma_max)
+    return (PenaltyChoice(stage / d, stage, sigma_min, sigma_max),
+            PenaltyChoice(position / d, position, sigma_min, sigma_max))
+
+
+__all__ = ["KAPPA_MAX", "POSITION_TARGET", "REFERENCE_STEP", "RHO_MIN", "STAGE_SCALE",
+           "TARGET", "PenaltyChoice", "choose_penalty", "constraint_compliance",
+           "rk4_penalties"]

@@ -186,19 +186,24 @@ _kernel("nc_step", "one augmented-Lagrangian trapezoidal step", ("q", "qd", "qdd
         "multipliers by up to ε·max_i α_i·Σ|terms of Φ_i| (each update adds α times the "
         "rounding of Φ, with α up to 1e15; the filter spreads it over every multiplier), "
         "which verify allows 16 times over; a float build loses every digit.")
-_kernel("nc_step_rk4", "one index-1 Runge-Kutta 4 step with projections (high accuracy)",
-        ("q", "qd", "qdd", "lam", "tau"),
+_kernel("nc_step_rk4", "one index-1 Runge-Kutta 4 step (augmented-Lagrangian accelerations) "
+        "with projections", ("q", "qd", "qdd", "lam", "tau"),
         (Output("q_next", _n, "natural coordinates at t + h (projected)"),
          Output("qd_next", _n, "natural velocities at t + h (projected)"),
-         Output("qdd_next", _n, "natural accelerations at t + h"),
-         Output("lam_next", _m, "Lagrange multipliers at t + h")),
-        lambda c: ns.rk4_step_program(c.nm, c.options), float_check=False,
-        default=False, comparison="system", system_outputs=("qdd_next", "lam_next"),
-        doc="Fourth order: for accuracy on regular motions (no singular positions); the "
-        "trapezoidal nc_step is the robust default (singular positions, stiffness). Not in "
-        "the default set (name it): four saddle-point solves per step. verify compares "
-        "q̈ and λ at t + h as nc_accelerations' (backward error: redundant constraints, and "
-        "conditions up to 1e7 of Φ_q M⁻¹ Φ_qᵀ).")
+         Output("qdd_next", _n, "natural accelerations at t + h (the next step's qdd)"),
+         Output("lam_next", _m, "multipliers at t + h (the next step's lam)")),
+        lambda c: ns.rk4_step_program(c.nm, c.options), float_check=False, default=False,
+        doc="Fourth order: the classical Runge-Kutta method on the index-1 equations, each "
+        "stage's accelerations by the augmented-Lagrangian iteration (García de Jalón & "
+        "Bayo 1994, eq. 5.48-5.51; M + Φ_qᵀAΦ_q positive definite at singular positions and "
+        "with redundant constraints) started from the previous stage's multipliers, then "
+        "the mass-orthogonal projections of q onto Φ = 0 and of q̇ onto Φ_q q̇ = 0 by the "
+        "same solves (Bayo & Ledesma 1996), and q̈, λ at the new state. qdd is the first "
+        "stage and lam the multipliers it starts from: pass each step's qdd_next and "
+        "lam_next to the next (start: nc_accelerations at a consistent state, or zeros for "
+        "lam). Explicit (h·ω ≲ 2.8 for the stiffest spring); the trapezoidal nc_step is the "
+        "default for stiff models. Not in the default set (name it). verify compares λ by "
+        "its force Φ_qᵀλ (redundant constraints: the multipliers are not unique).")
 _kernel("nc_assemble", "assembly: Newton-Raphson on Φ(q) = 0 from a guess", ("q",),
         (Output("q_assembled", _n, "assembled natural coordinates"),),
         lambda c: nk.assemble_program(c.nm, c.options), setup=True)

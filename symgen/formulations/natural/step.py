@@ -7,8 +7,11 @@
   steps up to 1 ms the carried multipliers re-fitted to their force and exact
   projections, which keep the step second order through singular positions; h, α, μ and
   the iteration count are baked in;
-- ``nc_step_rk4``: one classical Runge-Kutta step of the index-1 equations with coordinate
-  projections (Hairer & Wanner 1996, §VII.2).
+- ``nc_step_rk4``: one classical Runge-Kutta step of the index-1 equations, each stage's
+  accelerations by the augmented-Lagrangian iteration (eq. 5.48-5.51) carried from stage to
+  stage, with mass-orthogonal coordinate projections (Hairer & Wanner 1996, §VII.2; Bayo &
+  Ledesma 1996) by the same solves: fourth order, and robust through singular positions
+  and redundant constraints.
 
 Both are written in the vector algebra of :mod:`symgen.formulations.dense`, line for line
 their numpy twins :func:`symgen.reference.natural.trapezoidal_step` and
@@ -18,20 +21,26 @@ their numpy twins :func:`symgen.reference.natural.trapezoidal_step` and
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
 from symgen.formulations import sparse
 from symgen.formulations.dense import Diagonal, Matrix, Vector, gram
-from symgen.formulations.natural.kernels import Evaluator, NaturalOptions, lagrange, saddle
+from symgen.formulations.natural.kernels import Evaluator, NaturalOptions, saddle
 from symgen.formulations.natural.model import NaturalModel
-from symgen.ir.expr import ZERO
+from symgen.formulations.natural.penalty import rk4_penalties
+from symgen.ir.expr import ZERO, Expr
 from symgen.ir.program import Program, ProgramBuilder
 
-#: Iterations of the position projection of :func:`rk4_step_program`: the residual after an
-#: RK4 step is O(h⁵); the first iteration is a Newton step (residual O(|Δq|²) after it, the
-#: constraints being quadratic), the second a chord step with the same Jacobian (O(|Δq|³)).
+#: Newton iterations of the position projection of :func:`rk4_step_program`: the residual
+#: after an RK4 step is O(h⁵) and the constraints are quadratic, so two Newton steps leave
+#: O(h²⁰).
 PROJECTION_ITERATIONS = 2
+#: Multiplier updates of each augmented-Lagrangian solve of :func:`rk4_step_program`, and of
+#: its refinement (:class:`_Augmented`).
+ITERATIONS = 4
+REFINEMENT_ITERATIONS = 2
 
 
 def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
@@ -153,53 +162,140 @@ def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
     return b.build()
 
 
+class _Augmented:
+    """Ā + Φ_qᵀAΦ_q factored at one configuration (sparse LDLᵀ, positive definite whenever
+    null(M) ∩ null(Φ_q) = {0}, at singular positions too) and the augmented-Lagrangian
+    solve of Ā x + Φ_qᵀλ = r, Φ_q x + c = 0 (García de Jalón & Bayo 1994, eq. 5.48-5.51):
+    (Ā + Φ_qᵀAΦ_q) x = r − Φ_qᵀ(λ + A c), λ ← λ + A(Φ_q x + c), :data:`ITERATIONS` updates
+    from the given multipliers, then :data:`REFINEMENT_ITERATIONS` on the residuals of the
+    unpenalised equations (iterative refinement, Higham, *Accuracy and Stability of
+    Numerical Algorithms*, 2002, ch. 12). Ā = M, or M + γΦ_qᵀΦ_q for a singular M
+    (:meth:`.NaturalModel.metric_shift`), so the leading matrix is M + Φ_qᵀdiag(α + γ)Φ_q."""
+
+    def __init__(self, b: ProgramBuilder, nm: NaturalModel, pq: Matrix,
+                 alpha: Diagonal) -> None:
+        self.b, self.pq, self.alpha, self.gamma = b, pq, alpha, nm.metric_shift()
+        self.mass = Matrix.constant(np.asarray(nm.mass_matrix, float))
+        lead = self.mass + gram(b, pq, [a + self.gamma for a in alpha.d])
+        self.factored = sparse.factor_auto(b, lead.emit(b))
+
+    def metric(self, x: Sequence[Expr]) -> Vector:
+        """Ā x."""
+        out = self.mass @ x
+        if self.gamma:
+            out = out + self.gamma * (self.pq.T @ (self.pq @ x).emit(self.b))
+        return out.emit(self.b)
+
+    def _iterate(self, r: Vector, c: Vector, lam: Vector, iterations: int
+                 ) -> tuple[Vector, Vector]:
+        b, pq, a = self.b, self.pq, self.alpha
+        penalised = (a @ c).emit(b)
+
+        def primal(lam_: Vector) -> Vector:
+            rhs = (r - pq.T @ (lam_ + penalised).emit(b)).emit(b)
+            return Vector(sparse.solve(b, self.factored, rhs))
+
+        x = primal(lam)
+        for _ in range(iterations):
+            lam = (lam + a @ (pq @ x + c)).emit(b)
+            x = primal(lam)
+        return x, lam
+
+    def solve(self, r: Sequence[Expr], c: Sequence[Expr], lam: Sequence[Expr] | None = None
+              ) -> tuple[Vector, Vector]:
+        """(x, λ) from the multipliers ``lam`` (zeros: None), refined once."""
+        b, pq, m = self.b, self.pq, len(self.alpha.d)
+        r, c = Vector(r).emit(b), Vector(c).emit(b)
+        start = Vector(lam) if lam is not None else Vector([ZERO] * m)
+        x, lam_ = self._iterate(r, c, start, ITERATIONS)
+        residual = (r - self.metric(x) - pq.T @ lam_).emit(b)
+        error = (pq @ x + c).emit(b)
+        dx, dlam = self._iterate(residual, error, Vector([ZERO] * m), REFINEMENT_ITERATIONS)
+        return (x + dx).emit(b), (lam_ + dlam).emit(b)
+
+    def accelerations(self, forces: Sequence[Expr], jdq: Sequence[Expr],
+                      lam: Sequence[Expr]) -> tuple[Vector, Vector]:
+        """q̈ and λ of M q̈ + Φ_qᵀλ = Q, Φ_q q̈ + Φ̇_q q̇ = 0 from ``lam``: with Ā the right-hand
+        side Q − γΦ_qᵀΦ̇_q q̇ (adding γΦ_qᵀ(Φ_q q̈ + Φ̇_q q̇) = 0 changes neither q̈ nor λ)."""
+        r = Vector(forces)
+        if self.gamma:
+            r = r - self.gamma * (self.pq.T @ jdq)
+        return self.solve(r.emit(self.b), jdq, lam)
+
+
 def rk4_step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
-    """One classical Runge-Kutta step (order 4) of the index-1 equations (the Lagrange
-    multipliers of :func:`.kernels.accelerations_program` without Baumgarte terms), then
-    coordinate projections onto the constraint manifold (Hairer, Lubich & Roche 1989; Hairer
-    & Wanner 1996, §VII.2): ``PROJECTION_ITERATIONS`` chord Newton steps Δq = −W S⁻¹Φ in the
-    metric A (mass-orthogonal), then q̇ ← q̇ − W S⁻¹ Φ_q q̇, and the accelerations and
-    multipliers at the new state (the next step's first stage). The input ``qdd`` is the
-    first stage (the accelerations at (q, q̇), as returned by ``nc_accelerations`` with
-    ``baumgarte`` 0 or by the previous step); ``lam`` is not read (the same signature as
-    ``nc_step``). Reference: :func:`symgen.reference.natural.rk4_step`."""
+    """One classical Runge-Kutta step (order 4) of the index-1 equations
+    M q̈ + Φ_qᵀλ = Q, Φ_q q̈ + Φ̇_q q̇ = 0, each stage's q̈ by the augmented-Lagrangian
+    iteration at acceleration level (García de Jalón & Bayo 1994, eq. 5.48-5.51;
+    :class:`_Augmented`) started from the previous stage's multipliers, then the coordinate
+    projections (Hairer & Wanner, *Solving ODEs II*, 1996, §VII.2) by the same solves,
+    mass-orthogonal (Bayo & Ledesma, Nonlinear Dynamics 9, 1996): :data:`PROJECTION_ITERATIONS`
+    Newton steps Ā Δ + Φ_qᵀλ = 0, Φ_q Δ + Φ = 0, then Ā q̇' + Φ_qᵀλ = Ā q̇, Φ_q q̇' = 0 at
+    the projected q; and the accelerations and multipliers at the new state (the next
+    step's first stage and starting multipliers). Input ``qdd`` is the first stage (the
+    previous step's ``qdd_next``, or ``nc_accelerations`` at a consistent state), ``lam``
+    the multipliers the second stage starts from (the previous step's ``lam_next``,
+    ``nc_accelerations``' λ, or zeros). Penalties (:func:`.penalty.rk4_penalties`):
+    ρσ_max = 10⁷ for the accelerations and the velocity projection, ρ = 10⁷/σ_min (capped
+    at ρσ_max = 10⁹) for the position projection.
+
+    **Why an iteration instead of the exact saddle-point solve** (docs/natural.md has the
+    measurements). Where Φ_q loses rank (a singular position; σ ∝ θ² along the direction
+    it loses) the saddle-point system is singular, and a stage near it divided the
+    inconsistency of its off-manifold state by a near-zero pivot: the errors scattered
+    with h instead of converging. The leading matrix Ā + Φ_qᵀAΦ_q stays positive definite
+    there; along the lost direction the iteration contracts by only 1/(1 + ρσ), so it
+    barely moves the multiplier it started from and carries the constraint force through
+    the passage (over a band ~(ρσ₀)^-½ wide). A redundant constraint (Bricard's linkage)
+    is such a direction everywhere: its multiplier is carried, the force Φ_qᵀλ is unique;
+    off the manifold, at the stage states, it is nearly but not exactly dependent, and the
+    force of the exact solve's multiplier along it grows as 1/h (with the exact solve and
+    its semidefinite pivots, Bricard's linkage left its constraints at 0.55 s at 1 ms).
+    Reference: :func:`symgen.reference.natural.rk4_step`."""
     ev = Evaluator(nm)
     n, m = nm.n, nm.m
     h = opts.step
-    b = ProgramBuilder("nc_step_rk4", f"one index-1 Runge-Kutta 4 step with projections, "
-                       f"h = {h:g} s")
+    stage_penalty, position_penalty = (Diagonal(p.alpha) for p in rk4_penalties(nm))
+    b = ProgramBuilder("nc_step_rk4", f"one index-1 Runge-Kutta 4 step (augmented-Lagrangian "
+                       f"accelerations) with projections, h = {h:g} s")
     q = Vector(b.input("q", n, "natural coordinates at t (assembled)"))
     qd = Vector(b.input("qd", n, "natural velocities at t (consistent)"))
-    qdd = Vector(b.input("qdd", n, "natural accelerations at t (from nc_accelerations or "
-                         "the previous step)"))
-    b.input("lam", m, "unused (the signature of nc_step)")
+    qdd = Vector(b.input("qdd", n, "natural accelerations at t, the first stage (the "
+                         "previous step's qdd_next, or nc_accelerations)"))
+    lam = Vector(b.input("lam", m, "multipliers the second stage starts from (the previous "
+                         "step's lam_next, nc_accelerations' lam, or zeros)"))
     tau = b.input("tau", len(nm.actuated), "joint forces/torques over the step") \
         if nm.actuated else []
 
-    def accel(qs: Vector, vs: Vector) -> Vector:
-        return lagrange(b, nm, ev, qs, vs, tau, 0.0)[0]
+    def accel(qs: Vector, vs: Vector, lam: Vector) -> tuple[Vector, Vector]:
+        pq = ev.phi_q(b, qs)
+        solver = _Augmented(b, nm, pq, stage_penalty)
+        return solver.accelerations(ev.forces(b, qs, vs, tau), ev.phi_q_dot_qdot(b, qs, vs),
+                                    lam)
 
     k1q, k1v = qd, qdd
     q2, k2q = (q + h / 2 * k1q).emit(b), (qd + h / 2 * k1v).emit(b)
-    k2v = accel(q2, k2q)
+    k2v, lam = accel(q2, k2q, lam)
     q3, k3q = (q + h / 2 * k2q).emit(b), (qd + h / 2 * k2v).emit(b)
-    k3v = accel(q3, k3q)
+    k3v, lam = accel(q3, k3q, lam)
     q4, k4q = (q + h * k3q).emit(b), (qd + h * k3v).emit(b)
-    k4v = accel(q4, k4q)
+    k4v, lam = accel(q4, k4q, lam)
     q1 = (q + h / 6 * (k1q + 2 * k2q + 2 * k3q + k4q)).emit(b)
     v1 = (qd + h / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)).emit(b)
-    sd = saddle(b, nm, ev.phi_q(b, q1))
-    for _ in range(PROJECTION_ITERATIONS):
-        q1 = (q1 + sd.correction(b, n, ev.phi(b, q1))).emit(b)  # Δq = −W S⁻¹Φ
-    pq = ev.phi_q(b, q1)
-    sd = saddle(b, nm, pq)
-    v1 = (v1 + sd.correction(b, n, (pq @ v1).emit(b))).emit(b)  # q̇ ← q̇ − W S⁻¹Φ_q q̇
-    a1, lam1, _, _ = lagrange(b, nm, ev, q1, v1, tau, 0.0, (sd, pq))
+    for _ in range(PROJECTION_ITERATIONS):  # Ā Δ + Φ_qᵀλ = 0, Φ_q Δ + Φ = 0
+        solver = _Augmented(b, nm, ev.phi_q(b, q1), position_penalty)
+        step, _ = solver.solve([ZERO] * n, ev.phi(b, q1))
+        q1 = (q1 + step).emit(b)
+    solver = _Augmented(b, nm, ev.phi_q(b, q1), stage_penalty)
+    v1, _ = solver.solve(solver.metric(v1), [ZERO] * m)  # Ā q̇' + Φ_qᵀλ = Ā q̇, Φ_q q̇' = 0
+    a1, lam = solver.accelerations(ev.forces(b, q1, v1, tau), ev.phi_q_dot_qdot(b, q1, v1),
+                                   lam)
     b.output("q_next", n, q1, "natural coordinates at t + h (projected)")
     b.output("qd_next", n, v1, "natural velocities at t + h (projected)")
-    b.output("qdd_next", n, a1, "natural accelerations at t + h")
-    b.output("lam_next", m, lam1, "Lagrange multipliers at t + h")
+    b.output("qdd_next", n, a1, "natural accelerations at t + h (the next step's qdd)")
+    b.output("lam_next", m, lam, "multipliers at t + h (the next step's lam)")
     return b.build()
 
 
-__all__ = ["PROJECTION_ITERATIONS", "rk4_step_program", "step_program"]
+__all__ = ["ITERATIONS", "PROJECTION_ITERATIONS", "REFINEMENT_ITERATIONS", "rk4_step_program",
+           "step_program"]
