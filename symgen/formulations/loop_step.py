@@ -50,6 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from symgen.formulations import sparse
+from symgen.formulations.augmented import AugmentedSystem
 from symgen.formulations.dense import Diagonal, Matrix, Vector, gram
 from symgen.formulations.element_forces import element_forces
 from symgen.formulations.integrate import integrate
@@ -201,40 +202,11 @@ def _applied(b: ProgramBuilder, system: LoopSystem, at: _Configuration, v: Seque
     return (Vector(tau) + Vector(q_elements)).emit(b)
 
 
-class _Augmented:
-    """M + GᵀAG factored (sparse LDLᵀ; positive definite since M is) and the
-    augmented-Lagrangian solve of M x + Gᵀλ = r, G x + c = 0 (eq. 5.48–5.51)."""
-
-    def __init__(self, b: ProgramBuilder, at: _Configuration, alpha: Sequence[float]) -> None:
-        self.b, self.at, self.alpha = b, at, Diagonal(alpha)
-        self.factored = sparse.factor_auto(b, (at.mass + gram(b, at.jac, alpha)).emit(b))
-
-    def _iterate(self, r: Vector, c: Vector, lam: Vector, iterations: int
-                 ) -> tuple[Vector, Vector]:
-        b, g, a = self.b, self.at.jac, self.alpha
-        penalised = (a @ c).emit(b)
-
-        def primal(lam_: Vector) -> Vector:
-            return Vector(sparse.solve(b, self.factored, (r - g.T @ (lam_ + penalised)).emit(b)))
-
-        x = primal(lam)
-        for _ in range(iterations):
-            lam = (lam + a @ (g @ x + c)).emit(b)
-            x = primal(lam)
-        return x, lam
-
-    def solve(self, r: Sequence[Expr], c: Sequence[Expr], lam: Sequence[Expr] | None = None
-              ) -> tuple[Vector, Vector]:
-        """(x, λ) from the multipliers ``lam`` (zeros: None), refined once on the
-        unpenalised equations."""
-        b, g, m = self.b, self.at.jac, len(self.alpha.d)
-        r, c = Vector(r), Vector(c)
-        start = Vector(lam) if lam is not None else Vector([ZERO] * m)
-        x, lam_ = self._iterate(r, c, start, ITERATIONS)
-        residual = (r - self.at.mass @ x - g.T @ lam_).emit(b)
-        error = (g @ x + c).emit(b)
-        dx, dlam = self._iterate(residual, error, Vector([ZERO] * m), REFINEMENT_ITERATIONS)
-        return (x + dx).emit(b), (lam_ + dlam).emit(b)
+def _augmented(b: ProgramBuilder, system: LoopSystem, at: _Configuration) -> AugmentedSystem:
+    """M + GᵀAG at ``at`` with the system's penalties, factored
+    (:class:`symgen.formulations.augmented.AugmentedSystem`)."""
+    return AugmentedSystem(b, at.mass, at.jac, system.alpha, ITERATIONS,
+                           REFINEMENT_ITERATIONS)
 
 
 def _accelerations(b: ProgramBuilder, system: LoopSystem, q: Sequence[Expr],
@@ -244,7 +216,7 @@ def _accelerations(b: ProgramBuilder, system: LoopSystem, q: Sequence[Expr],
     at = _configuration(b, system, q, params)
     rhs = (_applied(b, system, at, v, tau, params)
            - Vector(inverse_dynamics(b, at.tree, v, None))).emit(b)
-    return _Augmented(b, at, system.alpha).solve(rhs, _loop_bias(b, system, at, v), lam)
+    return _augmented(b, system, at).solve(rhs, _loop_bias(b, system, at, v), lam)
 
 
 def project(b: ProgramBuilder, system: LoopSystem, q: Sequence[Expr], v: Sequence[Expr],
@@ -257,10 +229,10 @@ def project(b: ProgramBuilder, system: LoopSystem, q: Sequence[Expr], v: Sequenc
     q = list(q)
     for _ in range(PROJECTION_ITERATIONS):
         at = _configuration(b, system, q, params)
-        step, _ = _Augmented(b, at, system.alpha).solve([ZERO] * model.nv, at.phi)
+        step, _ = _augmented(b, system, at).solve([ZERO] * model.nv, at.phi)
         q = integrate(b, model, q, list(step), ONE)
     at = _configuration(b, system, q, params)
-    v, _ = _Augmented(b, at, system.alpha).solve((at.mass @ v).emit(b),
+    v, _ = _augmented(b, system, at).solve((at.mass @ v).emit(b),
                                                  [ZERO] * len(system.keep))
     return q, v, at
 
@@ -269,7 +241,7 @@ def project_accelerations(b: ProgramBuilder, system: LoopSystem, at: _Configurat
                           v: Sequence[Expr], a: Sequence[Expr]) -> Vector:
     """q̈ onto G q̈ + Ġ q̇ = 0, mass-orthogonally (M q̈₁ + Gᵀλ = M q̈, G q̈₁ + Ġq̇ = 0), at the
     configuration ``at`` with the consistent rates ``v``."""
-    return _Augmented(b, at, system.alpha).solve((at.mass @ a).emit(b),
+    return _augmented(b, system, at).solve((at.mass @ a).emit(b),
                                                  _loop_bias(b, system, at, v))[0]
 
 

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from symgen.formulations import sparse
+from symgen.formulations.augmented import AugmentedSystem
 from symgen.formulations.dense import Diagonal, Matrix, Vector, gram
 from symgen.formulations.natural.kernels import Evaluator, NaturalOptions, saddle
 from symgen.formulations.natural.model import NaturalModel
@@ -162,56 +163,17 @@ def step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
     return b.build()
 
 
-class _Augmented:
-    """Ā + Φ_qᵀAΦ_q factored at one configuration (sparse LDLᵀ, positive definite whenever
-    null(M) ∩ null(Φ_q) = {0}, at singular positions too) and the augmented-Lagrangian
-    solve of Ā x + Φ_qᵀλ = r, Φ_q x + c = 0 (García de Jalón & Bayo 1994, eq. 5.48-5.51):
-    (Ā + Φ_qᵀAΦ_q) x = r − Φ_qᵀ(λ + A c), λ ← λ + A(Φ_q x + c), :data:`ITERATIONS` updates
-    from the given multipliers, then :data:`REFINEMENT_ITERATIONS` on the residuals of the
-    unpenalised equations (iterative refinement, Higham, *Accuracy and Stability of
-    Numerical Algorithms*, 2002, ch. 12). Ā = M, or M + γΦ_qᵀΦ_q for a singular M
-    (:meth:`.NaturalModel.metric_shift`), so the leading matrix is M + Φ_qᵀdiag(α + γ)Φ_q."""
+class _Augmented(AugmentedSystem):
+    """:class:`symgen.formulations.augmented.AugmentedSystem` of a configuration of the
+    natural model: Ā = M, or M + γΦ_qᵀΦ_q for a singular M
+    (:meth:`.NaturalModel.metric_shift`), :data:`ITERATIONS` and
+    :data:`REFINEMENT_ITERATIONS` updates."""
 
     def __init__(self, b: ProgramBuilder, nm: NaturalModel, pq: Matrix,
                  alpha: Diagonal) -> None:
-        self.b, self.pq, self.alpha, self.gamma = b, pq, alpha, nm.metric_shift()
-        self.mass = Matrix.constant(np.asarray(nm.mass_matrix, float))
-        lead = self.mass + gram(b, pq, [a + self.gamma for a in alpha.d])
-        self.factored = sparse.factor_auto(b, lead.emit(b))
-
-    def metric(self, x: Sequence[Expr]) -> Vector:
-        """Ā x."""
-        out = self.mass @ x
-        if self.gamma:
-            out = out + self.gamma * (self.pq.T @ (self.pq @ x).emit(self.b))
-        return out.emit(self.b)
-
-    def _iterate(self, r: Vector, c: Vector, lam: Vector, iterations: int
-                 ) -> tuple[Vector, Vector]:
-        b, pq, a = self.b, self.pq, self.alpha
-        penalised = (a @ c).emit(b)
-
-        def primal(lam_: Vector) -> Vector:
-            rhs = (r - pq.T @ (lam_ + penalised).emit(b)).emit(b)
-            return Vector(sparse.solve(b, self.factored, rhs))
-
-        x = primal(lam)
-        for _ in range(iterations):
-            lam = (lam + a @ (pq @ x + c)).emit(b)
-            x = primal(lam)
-        return x, lam
-
-    def solve(self, r: Sequence[Expr], c: Sequence[Expr], lam: Sequence[Expr] | None = None
-              ) -> tuple[Vector, Vector]:
-        """(x, λ) from the multipliers ``lam`` (zeros: None), refined once."""
-        b, pq, m = self.b, self.pq, len(self.alpha.d)
-        r, c = Vector(r).emit(b), Vector(c).emit(b)
-        start = Vector(lam) if lam is not None else Vector([ZERO] * m)
-        x, lam_ = self._iterate(r, c, start, ITERATIONS)
-        residual = (r - self.metric(x) - pq.T @ lam_).emit(b)
-        error = (pq @ x + c).emit(b)
-        dx, dlam = self._iterate(residual, error, Vector([ZERO] * m), REFINEMENT_ITERATIONS)
-        return (x + dx).emit(b), (lam_ + dlam).emit(b)
+        super().__init__(b, Matrix.constant(np.asarray(nm.mass_matrix, float)), pq, alpha.d,
+                         ITERATIONS, REFINEMENT_ITERATIONS, nm.metric_shift())
+        self.pq, self.gamma = pq, self.shift
 
     def accelerations(self, forces: Sequence[Expr], jdq: Sequence[Expr],
                       lam: Sequence[Expr]) -> tuple[Vector, Vector]:
