@@ -14,6 +14,10 @@ from symgen.errors import SymgenError
 Array = np.ndarray
 #: Joint forces: None (zero), a constant vector (nv), or a function (t, q, v) -> τ.
 Forces = None | Sequence[float] | Array | Callable[[float, Array, Array], Array]
+#: A correction closing the loops after a step may move q by at most this fraction of the
+#: step's own motion (plus 1e-8): a larger one means the loops closed on another assembly
+#: branch.
+BRANCH_FRACTION = 0.5
 #: Wall-clock seconds after which progress lines are printed (``progress=None``).
 PROGRESS_AFTER = 2.0
 
@@ -56,4 +60,4 @@ class Progress:
               file=sys.stderr)
 
 
-__all__ = ["Forces", "PROGRESS_AFTER", "Progress", "forces_function"]
+__all__ = ["BRANCH_FRACTION", "Forces", "PROGRESS_AFTER", "Progress", "forces_function"]

@@ -32,7 +32,8 @@ from symgen.errors import SymgenError
 from symgen.formulations.tree.options import Options
 from symgen.generate import generate
 from symgen.model import Model
-from symgen.simulation.driving import Forces, Progress, forces_function
+from symgen.simulation.driving import BRANCH_FRACTION, Forces, Progress, forces_function
+from symgen.simulation.loop_run import closed_start
 from symgen.simulation.trajectory import Trajectory
 
 Array = np.ndarray
@@ -45,9 +46,6 @@ RESELECT_BELOW = 1e-2
 RESELECT_GAIN = 10.0
 #: Below this pivot for every choice the mechanism itself is singular there.
 SINGULAR_PIVOT = 1e-10
-#: A Newton correction above this fraction of the predictor's motion (plus 1e-8) is a jump
-#: to another assembly branch.
-BRANCH_FRACTION = 0.5
 #: The most choices of independent coordinates :func:`_best_split` compares.
 MAX_CHOICES = 500
 KERNELS = ("embedded_forward_dynamics", "dependent_coordinates", "loop_jacobian",
@@ -124,8 +122,7 @@ def simulate_embedded(model: Model, duration: float, dt: float, q0: Array, v0: A
     part = partition(None)
     forces = forces_function(tau, model.nv)
     q, v = np.asarray(q0, float), np.asarray(v0, float)
-    for _ in range(10):  # close the start (as the closed-loop steps do)
-        q, v, _ = part.call("loop_project", q, v, np.zeros_like(v))
+    q, v = closed_start(part.call, q, v)
     dof = len(part.columns)
     notes: list[str] = []
     clock = Progress(model.name, duration, progress)
@@ -221,4 +218,4 @@ def simulate_embedded(model: Model, duration: float, dt: float, q0: Array, v0: A
                       f"{dt:g} s)", *columns, notes)
 
 
-__all__ = ["BRANCH_FRACTION", "RESELECT_BELOW", "simulate_embedded"]
+__all__ = ["RESELECT_BELOW", "simulate_embedded"]

@@ -26,11 +26,15 @@ Array = np.ndarray
 LOOP_METHODS = {"loop_rk4": "loop_step_rk4", "loop_trapezoidal": "loop_step"}
 
 
-def _kernels(model: Model, method: str, dt: float | None):
+def kernel_names(model: Model, method: str) -> list[str]:
+    """The kernels the run of ``method`` calls."""
     names = [LOOP_METHODS[method], "loop_project", "loop_constraints", "loop_jacobian",
              "energy", "constrained_forward_dynamics"]
-    if model.force_elements:
-        names.append("element_forces")
+    return names + (["element_forces"] if model.force_elements else [])
+
+
+def _kernels(model: Model, method: str, dt: float | None):
+    names = kernel_names(model, method)
     with warnings.catch_warnings():  # the force elements are added by the step kernels
         warnings.filterwarnings("ignore", message=".*leave out the force elements")
         options = Options(step=dt) if method == "loop_trapezoidal" and dt else Options()
@@ -39,11 +43,13 @@ def _kernels(model: Model, method: str, dt: float | None):
 
 def simulate_loop_steps(model: Model, duration: float, dt: float | None, q0: Array,
                         v0: Array, tau: Forces, method: str, params, record_every: int,
-                        progress: bool | None, tolerance: float = 1e-10) -> Trajectory:
+                        progress: bool | None, tolerance: float = 1e-10, kernels=None
+                        ) -> Trajectory:
     """The trajectory of ``model`` (with loop joints) from (q0, v0) by the generated step
     of ``method`` at the fixed step ``dt``, or (``loop_rk4`` with ``dt`` None) at steps
     chosen by step doubling (module docstring). The start is closed by ``loop_project``;
-    the multipliers start at zero."""
+    the multipliers start at zero. ``kernels``: compiled kernels to use (they must hold
+    :func:`kernel_names`' functions), else generated and compiled (cached)."""
     if dt is not None:
         steps = int(round(duration / dt))
         if steps < 1 or abs(steps * dt - duration) > 1e-9 * duration:
@@ -51,7 +57,11 @@ def simulate_loop_steps(model: Model, duration: float, dt: float | None, q0: Arr
                               f"dt = {dt}")
     elif method != "loop_rk4":
         raise SymgenError(f"simulate: method {method!r} takes a fixed step: give dt")
-    lib = _kernels(model, method, dt)
+    lib = _kernels(model, method, dt) if kernels is None else kernels
+    missing = [name for name in kernel_names(model, method) if not hasattr(lib, name)]
+    if missing:
+        raise SymgenError(f"simulate: the given kernels lack {', '.join(missing)} (method "
+                          f"{method!r})")
     extra = () if params is None else (np.asarray(params, float),)
 
     def call(name: str, *args):
@@ -59,7 +69,7 @@ def simulate_loop_steps(model: Model, duration: float, dt: float | None, q0: Arr
 
     forces = forces_function(tau, model.nv)
     has_elements = bool(model.force_elements)
-    q, v = _closed_start(call, q0, v0)
+    q, v = closed_start(call, q0, v0)
     a = call("constrained_forward_dynamics", q, v, forces(0.0, q, v))[0]
     lam = np.zeros(call("loop_constraints", q)[0].size)  # every kept row (module docstring)
     step = LOOP_METHODS[method]
@@ -172,7 +182,7 @@ START_PROJECTIONS = 10
 START_TOLERANCE = 1e-12
 
 
-def _closed_start(call, q0: Array, v0: Array) -> tuple[Array, Array]:
+def closed_start(call, q0: Array, v0: Array) -> tuple[Array, Array]:
     """(q0, v0) projected by ``loop_project`` until |Φ| ≤ :data:`START_TOLERANCE` (a start
     far from closing takes several), else a one-line error."""
     q, v = np.asarray(q0, float), np.asarray(v0, float)
@@ -190,4 +200,4 @@ def _as_tuple(out) -> tuple:
     return out if isinstance(out, tuple) else (out,)
 
 
-__all__ = ["INITIAL_STEP", "LOOP_METHODS", "simulate_loop_steps"]
+__all__ = ["INITIAL_STEP", "LOOP_METHODS", "closed_start", "kernel_names", "simulate_loop_steps"]

@@ -32,7 +32,7 @@ from symgen.io import load
 from symgen.model import Model
 from symgen.registry import all_kernels
 from symgen.simulation.constrained import ConstrainedSolver
-from symgen.simulation.driving import Forces, Progress, forces_function
+from symgen.simulation.driving import BRANCH_FRACTION, Forces, Progress, forces_function
 from symgen.simulation.embedded_run import simulate_embedded
 from symgen.simulation.loop_run import LOOP_METHODS, simulate_loop_steps
 from symgen.simulation.natural_run import NATURAL_METHODS, simulate_natural
@@ -163,8 +163,10 @@ def simulate(model: Model | str | Path, duration: float, dt: float | None = None
     (:mod:`symgen.simulation.natural_run`; 1-DOF joints only). The initial state is
     projected onto the constraints. ``record_every`` keeps every k-th step. ``progress``:
     lines on stderr (None: when the run takes longer than a few seconds). ``kernels``:
-    compiled kernels of the model to reuse (``symgen.compile_kernels``), else they are
-    generated and compiled (cached across calls). Returns a :class:`Trajectory`."""
+    compiled kernels of the model to reuse (``symgen.compile_kernels``; for the closed-loop
+    steps they must hold ``loop_run.kernel_names(model, method)``; not for ``"embedded"``,
+    which generates its own per choice of independent coordinates), else they are generated
+    and compiled (cached across calls). Returns a :class:`Trajectory`."""
     if not isinstance(model, Model):
         model = load(model)
     if not duration > 0 or not np.isfinite(duration) or (
@@ -187,10 +189,13 @@ def simulate(model: Model | str | Path, duration: float, dt: float | None = None
             raise SymgenError(f"simulate: method {method!r} takes a fixed step: give dt")
         q_start, v_start = _start(model, q0, v0)
         if method == "embedded":
+            if kernels is not None:
+                raise SymgenError("simulate: method 'embedded' generates its kernels for each "
+                                  "choice of independent coordinates; kernels= is not used")
             return simulate_embedded(model, duration, dt, q_start, v_start, tau, params,
                                      record_every, progress)
         return simulate_loop_steps(model, duration, dt, q_start, v_start, tau, method, params,
-                                   record_every, progress, tolerance)
+                                   record_every, progress, tolerance, kernels)
     if method == "tree" and model.loop_joints:
         raise SymgenError(f"model {model.name!r} has loop joints: method 'tree' integrates "
                           "open trees; use 'projected' (the default)")
@@ -261,9 +266,6 @@ def _start(model: Model, q0, v0) -> tuple[Array, Array]:
     return q, v
 
 
-#: The projection may correct a step by at most this fraction of the step's own motion
-#: (plus 1e-8): a larger correction means the step left the assembly branch it started on.
-BRANCH_FRACTION = 0.5
 
 
 def _check_branch(model: Model, before: Array, stepped: Array, projected: Array,

@@ -264,11 +264,9 @@ def _loop_multiplier_roundoff(model: Model, alpha: np.ndarray) -> float:
     arms a loop residual adds up, at most the sum of every joint's offset, plus 1) times
     α_i (~10¹⁰ at 1 ms); ``ROUNDOFF_FACTOR`` times that."""
     joints = (*model.joints, *model.loop_joints)
-    arms = 1.0 + sum(float(np.linalg.norm(j.placement.translation))
-                     + float(np.linalg.norm(j.child_placement.translation))
-                     for j in joints if j.child_placement is not None) + sum(
-        float(np.linalg.norm(j.placement.translation)) for j in joints
-        if j.child_placement is None)
+    arms = 1.0 + sum(float(np.linalg.norm(placement.translation))
+                     for j in joints for placement in (j.placement, j.child_placement)
+                     if placement is not None)
     eps = float(np.finfo(float).eps)
     return ROUNDOFF_FACTOR * eps * float(np.max(alpha, initial=0.0)) * arms
 
