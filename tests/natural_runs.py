@@ -416,13 +416,15 @@ def _stride(h: float, record_dt: float) -> int:
     return max(d for d in range(1, most + 1) if per_sync % d == 0)
 
 
-def step_arguments(function, case: Case) -> dict[str, Array]:
-    """The inputs of a step kernel besides the state: τ = 0 and the force parameters'
-    defaults."""
+def step_arguments(function, case: Case, h: float) -> dict[str, Array]:
+    """The inputs of a step kernel besides the state: τ = 0, the step h where the kernel
+    takes it (``nc_step_rk4``'s ``dt``) and the force parameters' defaults."""
     out = {}
     for spec in function.inputs:
         if spec.name == "tau":
             out["tau"] = np.zeros(spec.shape)
+        elif spec.name == "dt":
+            out["dt"] = np.array([h])
         elif spec.name == "params":
             out["params"] = np.array(case.nm.force_parameter_defaults, float)
     return out
@@ -442,7 +444,7 @@ def simulate(case: Case, step, h: float, steps: int | None = None,
     lam = np.zeros(m) if lam0 is None else np.array(lam0, float)
     a = (case.q0.copy(), case.qd0.copy(), case.qdd0(), lam)
     b = tuple(np.empty_like(x) for x in a)
-    fixed = tuple(step_arguments(step, case).values())
+    fixed = tuple(step_arguments(step, case, h).values())
     t[0], qs[0], qds[0], lams[0] = 0.0, a[0], a[1], a[3]
     r = 1
     failed = None
@@ -461,7 +463,7 @@ def simulate(case: Case, step, h: float, steps: int | None = None,
 
 def time_per_step(case: Case, step, h: float, count: int = 2000, repeat: int = 3) -> float:
     """Seconds per call of ``step`` (fast path, out= arrays), best of ``repeat`` loops."""
-    fixed = tuple(step_arguments(step, case).values())
+    fixed = tuple(step_arguments(step, case, h).values())
     best = math.inf
     for _ in range(repeat):
         a = (case.q0.copy(), case.qd0.copy(), case.qdd0(), np.zeros(case.nm.m))

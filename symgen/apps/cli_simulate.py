@@ -35,8 +35,9 @@ def _numbers(text: str | None, option: str, size: int, what: str) -> np.ndarray 
 @click.option("--method", type=click.Choice(METHODS), default="auto", show_default=True,
               help="Integration method (docs/api.md, \"Simulation\"): auto, tree, "
               "projected (adaptive or RK4, Python-driven), loop_rk4 (generated closed-loop "
-              "step, adaptive or --dt), loop_trapezoidal and embedded (need --dt), natural / "
-              "natural_rk4 (natural coordinates).")
+              "step, adaptive or --dt), loop_trapezoidal and embedded (need --dt), natural (= "
+              "natural_rk4: natural coordinates, adaptive or --dt) and natural_trapezoidal "
+              "(natural coordinates, fixed step, default 1 ms).")
 @click.option("--tolerance", type=float, default=1e-10, show_default=True,
               help="Local error tolerance of the adaptive steps.")
 @click.option("--q0", metavar="Q,...", default=None,

@@ -18,7 +18,7 @@ from symgen.errors import SymgenError
 from symgen.formulations.tree.options import Options
 from symgen.generate import generate
 from symgen.model import Model
-from symgen.simulation.driving import Forces, Progress, forces_function
+from symgen.simulation.driving import Forces, Progress, StepDoubling, forces_function
 from symgen.simulation.trajectory import Trajectory
 
 Array = np.ndarray
@@ -120,30 +120,24 @@ def simulate_loop_steps(model: Model, duration: float, dt: float | None, q0: Arr
         return q1, v1, a1, lam1, force_work(tau_now, q_, v_, q1, v1, h)
 
     record = [(0.0, q, v, *residuals(q, v), float(np.sum(call("energy", q, v)[0])), 0.0)]
-    work, t, n, rejected = 0.0, 0.0, 0, 0
-    h = dt if dt is not None else min(duration, INITIAL_STEP)
+    work, t, n = 0.0, 0.0, 0
+    control = StepDoubling(duration, tolerance) if dt is None else None
     while t < duration * (1 - 1e-12):
-        if dt is not None:
+        if control is None:
             before = damper_power(q, v)
-            q, v, a, lam, done = advance(t, h, q, v, a, lam)
-            done += 0.5 * h * (before + damper_power(q, v))  # the trapezoidal rule, O(h²)
+            q, v, a, lam, done = advance(t, dt, q, v, a, lam)
+            done += 0.5 * dt * (before + damper_power(q, v))  # the trapezoidal rule, O(h²)
             t = (n + 1) * dt
         else:
-            h = min(h, duration - t)
+            h = control.step(t)
             q1, v1, _, _, _ = advance(t, h, q, v, a, lam)
             qh, vh, _, lamh, w1 = advance(t, h / 2, q, v, a, lam)
             q2, v2, _, lam2, w2 = advance(t + h / 2, h / 2, qh, vh, a, lamh)
-            error = _doubling_error(np.r_[q, v], np.r_[q1, v1], np.r_[q2, v2], tolerance)
-            if not np.isfinite(error) or error > 1.0:
-                rejected += 1  # retried from the same state with a shorter step
-                h *= 0.2 if not np.isfinite(error) else max(0.2, 0.9 * error ** -0.2)
-                if h < 1e-14 * max(1.0, duration):
-                    raise SymgenError(f"simulate: the step size underflowed at t = {t:.6g} s")
-                continue
+            if not control.accept(t, np.r_[q, v], np.r_[q1, v1], np.r_[q2, v2]):
+                continue  # retried from the same state with a shorter step
             dampers = h / 6 * (damper_power(q, v) + 4 * damper_power(qh, vh)
                                + damper_power(q2, v2)) if has_elements else 0.0  # Simpson
             q, v, lam, done, t = q2, v2, lam2, w1 + w2 + dampers, t + h
-            h *= min(5.0, 0.9 * error ** -0.2) if error > 0 else 5.0
         work += done
         n += 1
         if n % record_every == 0 or t >= duration * (1 - 1e-12):
@@ -157,24 +151,12 @@ def simulate_loop_steps(model: Model, duration: float, dt: float | None, q0: Arr
     else:
         rule = (f"generated {step}, steps by step doubling, tolerance {tolerance:g}, "
                 f"{n} steps")
-        notes = [f"{rejected} step(s) rejected and retried"]
+        notes = [f"{control.rejected} step(s) rejected and retried"]
     if tau is not None:
         rule += ", tau held over each step"
     if has_elements and dt is not None:
         notes.append("the dampers' work by the trapezoidal rule on the step ends (O(h²))")
     return Trajectory(model, f"{method} ({rule})", *columns, notes)
-
-
-#: The first step of the adaptive runs, s.
-INITIAL_STEP = 1e-4
-
-
-def _doubling_error(start: Array, full: Array, halves: Array, tolerance: float) -> float:
-    """The local error of two half steps estimated by Richardson's (halves − full)/15 (RK4:
-    order 4; Hairer, Nørsett & Wanner, Solving ODEs I, §II.4), as an RMS norm relative to
-    tolerance·(1 + |y|) (accept when ≤ 1)."""
-    scale = tolerance * (1.0 + np.maximum(np.abs(start), np.abs(halves)))
-    return float(np.sqrt(np.mean(((halves - full) / 15.0 / scale) ** 2)))
 
 
 #: Projections of the start (each two Newton steps) and the residual they must reach.
@@ -200,4 +182,4 @@ def _as_tuple(out) -> tuple:
     return out if isinstance(out, tuple) else (out,)
 
 
-__all__ = ["INITIAL_STEP", "LOOP_METHODS", "closed_start", "kernel_names", "simulate_loop_steps"]
+__all__ = ["LOOP_METHODS", "closed_start", "kernel_names", "simulate_loop_steps"]

@@ -1,5 +1,5 @@
 """The joint coordinates of a model read back from its natural coordinates (the trajectories
-of ``symgen.simulate(..., method="natural" | "natural_rk4")``, :mod:`.natural_run`).
+of ``symgen.simulate(..., method="natural", …)``, :mod:`.natural_run`).
 
 - **1-DOF joints** (revolute, continuous, prismatic; the natural model's ``actuated``): the
   compiled ``nc_joint_values``, angles continued from the previous read (unwrapped).

@@ -1,23 +1,27 @@
-"""``symgen.simulate(..., method="natural" | "natural_rk4")``: a trajectory from the
-generated natural-coordinate step kernels, returned in the model's joint coordinates.
+"""``symgen.simulate(..., method="natural" | "natural_rk4" | "natural_trapezoidal")``: a
+trajectory from the generated natural-coordinate step kernels, returned in the model's joint
+coordinates.
 
 The model is integrated in García de Jalón & Bayo's natural coordinates (1994, ch. 2: the
 Cartesian coordinates of points and unit vectors, constant mass matrix) by one compiled
-step kernel, called once per fixed step:
+step kernel:
 
-- ``"natural"``: ``nc_step``, the index-3 augmented Lagrangian with the trapezoidal rule
-  (§8.5, eq. 8.124-8.135): A-stable, second order, robust through singular positions and
-  with redundant constraints;
-- ``"natural_rk4"``: ``nc_step_rk4``, the classical Runge-Kutta method on the index-1
-  equations, each stage's accelerations by the augmented-Lagrangian iteration (eq.
-  5.48-5.51) carried from stage to stage and step to step (the step's ``lam``), with
-  mass-orthogonal projections onto the constraints after each step (Hairer & Wanner 1996,
-  §VII.2): fourth order, through singular positions and with redundant constraints;
-  explicit (h·ω ≲ 2.8). With a controller, the first stage is recomputed by
-  ``nc_accelerations`` at the step's start with the step's τ.
+- ``"natural"`` (the natural-coordinate default) or ``"natural_rk4"``: ``nc_step_rk4``, the
+  classical Runge-Kutta method on the index-1 equations, each stage's accelerations by the
+  augmented-Lagrangian iteration (eq. 5.48-5.51) carried from stage to stage and step to
+  step (the step's ``lam``), with mass-orthogonal projections onto the constraints after
+  each step (Hairer & Wanner 1996, §VII.2): fourth order, through singular positions and
+  with redundant constraints; explicit (h·ω ≲ 2.8). It takes the step as an input, so
+  without ``dt`` the steps are chosen by step doubling (:class:`.driving.StepDoubling`).
+  With a controller, the first stage is recomputed by ``nc_accelerations`` at the step's
+  start with the step's τ;
+- ``"natural_trapezoidal"``: ``nc_step``, the index-3 augmented Lagrangian with the
+  trapezoidal rule (§8.5, eq. 8.124-8.135): A-stable (for stiff force elements), second
+  order, robust through singular positions and with redundant constraints; it bakes the
+  step h (``NaturalOptions.step``, which also sizes its penalty), so it is generated for the
+  fixed h of the run (compiled modules are cached on disk).
 
-Both kernels bake the step h (``NaturalOptions.step``, which also sizes the penalty), so they
-are generated for the h of the run (compiled modules are cached on disk). The start (q0, v0)
+The start (q0, v0)
 in joint coordinates becomes a natural state by :func:`symgen.natural.natural_state`; every
 step reads the joint coordinates back (:mod:`.natural_readback`): the compiled
 ``nc_joint_values`` the 1-DOF joints' angles and displacements (angles continued from the
@@ -47,16 +51,19 @@ from symgen.formulations.natural.registration import NaturalContext
 from symgen.generate import generate
 from symgen.model import Model
 from symgen.natural import natural_state
-from symgen.simulation.driving import Progress, forces_function
+from symgen.simulation.driving import Progress, StepDoubling, forces_function
 from symgen.simulation.natural_readback import POSE_JOINTS, JointReadback
 from symgen.simulation.trajectory import Trajectory
 
 Array = np.ndarray
 #: The natural-coordinate methods of :func:`symgen.simulate` and their step kernels.
-NATURAL_METHODS = {"natural": "nc_step", "natural_rk4": "nc_step_rk4"}
-#: The step when ``dt`` is None (s): the penalty rule's reference step, ``NaturalOptions``'
-#: default (shortened to the largest step that divides the duration).
+NATURAL_METHODS = {"natural": "nc_step_rk4", "natural_rk4": "nc_step_rk4",
+                   "natural_trapezoidal": "nc_step"}
+#: The trapezoidal step when ``dt`` is None (s): the penalty rule's reference step,
+#: ``NaturalOptions``' default (shortened to the largest step that divides the duration).
 DEFAULT_STEP = REFERENCE_STEP
+#: Default local error tolerance of the adaptive RK4 runs (relative and absolute).
+TOLERANCE = 1e-10
 #: A note names the largest recorded max |Φ| above this (Φ: squared lengths, m², and dot
 #: products of unit vectors): the motion left the constraints.
 DRIFT_NOTE = 1e-6
@@ -140,13 +147,21 @@ class _Kernels:
             inputs = [s.name for s in lib[name].inputs]
             return (force_params,) if "params" in inputs else ()
 
-        self.step, self.step_fixed = lib[step], fixed(step)
+        self.step_fn, self.force_params = lib[step], force_params
+        self.step_inputs = [s.name for s in lib[step].inputs]
         self.accelerations, self.acc_fixed = lib.nc_accelerations, fixed("nc_accelerations")
         self.energy_fn, self.energy_fixed = lib.nc_energy, fixed("nc_energy")
         self.constraints, self.jacobian = lib.nc_constraints, lib.nc_jacobian
         self.forces = lib["nc_forces"] if "nc_forces" in lib.functions else None
         self.forces_fixed = fixed("nc_forces") if self.forces is not None else ()
         self.actuators = _actuators(nm, force_params)
+
+    def step(self, state: tuple[Array, ...], tau: Array, h: float) -> tuple[Array, ...]:
+        """(q, q̇, q̈, λ) after one step of size h (``nc_step_rk4`` takes it as ``dt``,
+        ``nc_step`` has it baked in) from ``state`` under the natural joint forces ``tau``."""
+        given = dict(zip(("q", "qd", "qdd", "lam"), state, strict=True))
+        given.update(tau=tau, dt=np.array([h]), params=self.force_params)
+        return tuple(np.asarray(x) for x in self.step_fn(*(given[n] for n in self.step_inputs)))
 
     def energy(self, q: Array, qd: Array, values: Array) -> float:
         """Kinetic + gravity + the force elements' potential, the actuators' −Fθ with the
@@ -175,16 +190,21 @@ class _Kernels:
         return float((moving - still) @ qd)
 
 
-def _compiled(model: Model, nm: NaturalModel | None, method: str, h: float):
+def _compiled(model: Model, nm: NaturalModel | None, method: str, h: float | None):
+    """The run's kernels, generated and compiled (cached on disk): ``nc_step`` bakes h, the
+    others do not depend on it."""
     nm = nm if nm is not None else natural_model(model)
-    opts = NaturalOptions(step=h, baumgarte=0.0)  # nc_accelerations: the index-1 start
+    opts = NaturalOptions(baumgarte=0.0)  # nc_accelerations: the index-1 start
+    if NATURAL_METHODS[method] == "nc_step":
+        opts = NaturalOptions(step=h, baumgarte=0.0)
     ks = generate(model, natural_kernel_names(model, method), opts,
                   context=NaturalContext(model.resolve(), nm, opts))
     return compile_kernels(ks, vectorize=None)
 
 
-def _given_kernels(kernels, method: str, dt: float | None) -> tuple[NaturalModel, float]:
-    """The natural model and baked step of compiled kernels handed to simulate."""
+def _given_kernels(kernels, method: str, dt: float | None) -> tuple[NaturalModel, float | None]:
+    """The natural model of compiled kernels handed to simulate, and the step ``nc_step``
+    bakes (None for ``nc_step_rk4``, which takes it as an input)."""
     ks = getattr(kernels, "kernel_set", None)
     options = getattr(ks, "options", None)
     if not isinstance(options, NaturalOptions):
@@ -195,6 +215,8 @@ def _given_kernels(kernels, method: str, dt: float | None) -> tuple[NaturalModel
                and (n != "nc_joint_values" or nm.actuated)]  # none without 1-DOF joints
     if missing:
         raise SymgenError(f"simulate: the given kernels lack {', '.join(missing)}")
+    if NATURAL_METHODS[method] != "nc_step":
+        return nm, None
     if dt is not None and abs(dt - options.step) > 1e-12 * dt:
         raise SymgenError(f"simulate: the given kernels step h = {options.step:g} s (baked "
                           f"in), not dt = {dt:g} s")
@@ -204,12 +226,15 @@ def _given_kernels(kernels, method: str, dt: float | None) -> tuple[NaturalModel
 def simulate_natural(model: Model, duration: float, dt: float | None = None,
                      q0: Sequence[float] | None = None, v0: Sequence[float] | None = None,
                      tau=None, method: str = "natural", params=None, record_every: int = 1,
-                     progress: bool | None = None, kernels=None) -> Trajectory:
-    """:func:`symgen.simulate` with ``method`` "natural" (``nc_step``) or "natural_rk4"
-    (``nc_step_rk4``); the arguments are simulate's (module docstring).
+                     progress: bool | None = None, kernels=None,
+                     tolerance: float = TOLERANCE) -> Trajectory:
+    """:func:`symgen.simulate` with ``method`` "natural" or "natural_rk4" (``nc_step_rk4``),
+    or "natural_trapezoidal" (``nc_step``); the arguments are simulate's (module docstring).
 
-    - **step**: ``dt``, else the step baked into the given ``kernels``, else
-      :data:`DEFAULT_STEP` (1 ms) shortened to divide ``duration``;
+    - **step**: ``dt``; else with ``nc_step_rk4`` steps by step doubling keeping the local
+      error below ``tolerance`` (:class:`.driving.StepDoubling`), with ``nc_step`` the step
+      baked into the given ``kernels``, else :data:`DEFAULT_STEP` (1 ms) shortened to divide
+      ``duration``;
     - **start**: (``q0``, ``v0``) (defaults: the neutral configuration, at rest) mapped by
       :func:`symgen.natural.natural_state` (closed on Φ = 0, velocities projected
       mass-orthogonally), accelerations and multipliers from ``nc_accelerations``;
@@ -224,14 +249,17 @@ def simulate_natural(model: Model, duration: float, dt: float | None = None,
       (``nc_energy``: kinetic, gravity, the force elements' potential; the actuators' −Fθ
       with θ unwrapped), the work of ``tau`` (τ·Δq per step over the 1-DOF joints,
       τ the force the step applied: the held one of RK4, the mean of the trapezoidal step's
-      two ends) and of the dampers ((Q(q, q̇) − Q(q, 0))·q̇ of ``nc_forces``, trapezoidal
-      rule). A note names a drift of max |Φ| beyond :data:`DRIFT_NOTE`; a state that is not
+      two ends) and of the dampers ((Q(q, q̇) − Q(q, 0))·q̇ of ``nc_forces``: the trapezoidal
+      rule on the step ends at a fixed step, Simpson's on the two halves of an adaptive
+      one). A note names a drift of max |Φ| beyond :data:`DRIFT_NOTE`; a state that is not
       finite is an error."""
     if method not in NATURAL_METHODS:
         raise SymgenError(f"simulate_natural: unknown method {method!r} (known: "
                           f"{', '.join(NATURAL_METHODS)})")
+    trapezoidal = NATURAL_METHODS[method] == "nc_step"
     nm, baked = (None, None) if kernels is None else _given_kernels(kernels, method, dt)
-    h, steps = _step_size(duration, dt, baked)
+    h, steps = _step_size(duration, dt, baked) if trapezoidal or dt is not None else (
+        None, None)
     if nm is None:
         nm = natural_model(model)
     readback = JointReadback(model, nm, method)  # refuses the joints it cannot read
@@ -255,51 +283,77 @@ def simulate_natural(model: Model, duration: float, dt: float | None = None,
     if moved > 1e-9:
         notes.append(f"the start was closed on the loop constraints in natural coordinates "
                      f"(q moved by {moved:.3g})")
-    trapezoidal = method == "natural"
     tau_joint = constant if controller is None else controller(0.0, q_now, v_now)
     tau_nc = readback.nc_tau(tau_joint)
-    qdd, lam = (np.array(x) for x in k.accelerations(q, qd, tau_nc, *k.acc_fixed))
-    state = (q, qd, qdd, lam)
-    spare = tuple(np.empty_like(x) for x in state)
+    state = tuple(np.array(x) for x in k.accelerations(q, qd, tau_nc, *k.acc_fixed))
+    state = (q, qd, *state)
+    zero_tau = np.zeros(readback.njoints)
+    dampers = k.forces is not None
+
+    def damper_power(x: tuple[Array, ...]) -> float:
+        return k.damper_power(x[0], x[1], zero_tau) if dampers else 0.0
+
+    def advance(t: float, step: float, x: tuple[Array, ...]
+                ) -> tuple[tuple[Array, ...], Array]:
+        """One step of size ``step`` from (t, x): the new state and the joint force τ at the
+        step's force point (module docstring)."""
+        tau_step, tau_x = constant, tau_nc
+        if controller is not None:  # τ at the step's force point, from the predictor
+            s = step if trapezoidal else 0.5 * step
+            predicted = readback.peek(x[0] + s * x[1] + 0.5 * s * s * x[2], x[1] + s * x[2])
+            tau_step = controller(t + s, predicted[0], predicted[1])
+            tau_x = readback.nc_tau(tau_step)
+            if not trapezoidal:  # every RK4 stage, the first too, with the held τ
+                x = (x[0], x[1], np.asarray(k.accelerations(x[0], x[1], tau_x,
+                                                            *k.acc_fixed)[0]), x[3])
+        new = k.step(x, tau_x, step)
+        if not math.isfinite(float(new[0].sum() + new[1].sum())):
+            raise SymgenError(f"simulate: the state is not finite at t = {t + step:.6g} s; "
+                              "try a smaller dt")
+        return new, tau_step
+
     r_q, r_v = k.residuals(q, qd)
     record = [(0.0, q_now, v_now, r_q, r_v, k.energy(q, qd, readback.values), 0.0)]
     clock = Progress(model.name, duration, progress)
-    zero_tau = np.zeros(readback.njoints)
-    dampers = k.forces is not None
-    power = k.damper_power(q, qd, zero_tau) if dampers else 0.0
-    work = 0.0
-    isfinite = math.isfinite
-    for n in range(1, steps + 1):
-        tau_before = tau_joint
-        if controller is not None:  # τ at the step's force point, from the predictor
-            s = h if trapezoidal else 0.5 * h
-            x, xd, xdd = state[0], state[1], state[2]
-            predicted = readback.peek(x + s * xd + 0.5 * s * s * xdd, xd + s * xdd)
-            tau_joint = controller((n - 1) * h + s, predicted[0], predicted[1])
-            tau_nc = readback.nc_tau(tau_joint)
-            if not trapezoidal:  # every RK4 stage, the first too, with the held τ
-                state[2][:] = k.accelerations(x, xd, tau_nc, *k.acc_fixed)[0]
-        k.step(*state, tau_nc, *k.step_fixed, out=spare)
-        state, spare = spare, state
-        q, qd = state[0], state[1]
-        if not isfinite(float(q.sum() + qd.sum())):
-            raise SymgenError(f"simulate: the state is not finite at t = {n * h:.6g} s "
-                              f"(step {n}); try a smaller dt")
-        q_new, v_new = readback.read(q, qd)
-        # the work of τ: the trapezoidal rule's force is the mean of its two ends' τ, RK4's
-        # the held τ
-        held = 0.5 * (tau_before + tau_joint) if trapezoidal else tau_joint
-        work += readback.work(held, q_now, q_new)
-        if dampers:
-            power_new = k.damper_power(q, qd, zero_tau)
-            work += 0.5 * h * (power + power_new)
-            power = power_new
-        q_now, v_now = q_new, v_new
-        if n % record_every == 0 or n == steps:
-            r_q, r_v = k.residuals(q, qd)
-            record.append((n * h, q_now, v_now, r_q, r_v, k.energy(q, qd, readback.values),
-                           work))
-        clock.report(n * h)
+    control = StepDoubling(duration, tolerance) if h is None else None
+    power = damper_power(state)
+    work, t, n = 0.0, 0.0, 0
+    while t < duration * (1 - 1e-12):
+        if control is None:
+            new, tau_step = advance(t, h, state)
+            q_new, v_new = readback.read(new[0], new[1])
+            # the work of τ: the trapezoidal rule's force is the mean of its two ends' τ,
+            # RK4's the held τ
+            held = 0.5 * (tau_joint + tau_step) if trapezoidal else tau_step
+            work += readback.work(held, q_now, q_new)
+            if dampers:
+                power_new = damper_power(new)
+                work += 0.5 * h * (power + power_new)
+                power = power_new
+            tau_joint, t = tau_step, (n + 1) * h
+        else:
+            step = control.step(t)
+            full, _ = advance(t, step, state)
+            half, tau_first = advance(t, step / 2, state)
+            new, tau_second = advance(t + step / 2, step / 2, half)
+            if not control.accept(t, np.r_[state[0], state[1]], np.r_[full[0], full[1]],
+                                  np.r_[new[0], new[1]]):
+                continue  # retried from the same state with a shorter step
+            q_mid = readback.peek(half[0], half[1])[0]
+            q_new, v_new = readback.read(new[0], new[1])
+            work += readback.work(tau_first, q_now, q_mid) + readback.work(
+                tau_second, q_mid, q_new)
+            if dampers:  # Simpson's rule on the two halves
+                work += step / 6 * (damper_power(state) + 4 * damper_power(half)
+                                    + damper_power(new))
+            t += step
+        state, q_now, v_now = new, q_new, v_new
+        n += 1
+        if n % record_every == 0 or t >= duration * (1 - 1e-12):
+            r_q, r_v = k.residuals(state[0], state[1])
+            record.append((t, q_now, v_now, r_q, r_v,
+                           k.energy(state[0], state[1], readback.values), work))
+        clock.report(t)
     columns = [np.array(c) for c in zip(*record, strict=True)]
     worst = int(np.argmax(columns[3]))
     if columns[3][worst] > DRIFT_NOTE:
@@ -310,8 +364,14 @@ def simulate_natural(model: Model, duration: float, dt: float | None = None,
         notes.append("tau(t, q, v) sampled once per step: at t + h, the trapezoidal rule's "
                      "force point" if trapezoidal else "tau(t, q, v) sampled once per step "
                      "at t + h/2 and held over its four stages")
-    rule = (f"{NATURAL_METHODS[method]}: {_RULES[NATURAL_METHODS[method]]}, fixed step "
-            f"{h:g} s" + (" (the default step)" if dt is None and kernels is None else ""))
+    kernel = NATURAL_METHODS[method]
+    if control is not None:
+        rule = (f"{kernel}: {_RULES[kernel]}, steps by step doubling, tolerance "
+                f"{tolerance:g}, {n} steps")
+        notes.append(f"{control.rejected} step(s) rejected and retried")
+    else:
+        rule = (f"{kernel}: {_RULES[kernel]}, fixed step {h:g} s"
+                + (" (the default step)" if dt is None and kernels is None else ""))
     return Trajectory(model, f"{method} ({rule})", *columns, notes)
 
 

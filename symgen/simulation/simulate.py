@@ -149,20 +149,24 @@ def simulate(model: Model | str | Path, duration: float, dt: float | None = None
     under the joint forces ``tau`` (None, a constant nv-vector or a function ``tau(t, q,
     v)``, e.g. a controller) and the model's force elements.
 
-    Steps: with ``dt`` None (the default), adaptive Dormand-Prince 5(4) steps keeping the
-    local error below ``tolerance`` (relative and absolute, per coordinate); with ``dt``,
-    the classical Runge-Kutta method at that fixed step. ``method``: ``"auto"`` (``"tree"``
-    for open trees; for closed loops ``"projected"`` without ``dt``, ``"loop_rk4"`` with
-    it), ``"tree"`` or ``"projected"`` (module docstring); ``"loop_rk4"`` /
-    ``"loop_trapezoidal"``: the generated closed-loop steps in C at the fixed step ``dt``
+    Steps: with ``dt`` None (the default), adaptive steps keeping the local error below
+    ``tolerance`` (relative and absolute, per coordinate); with ``dt``, fixed steps.
+    ``method``: ``"auto"`` (``"tree"`` for open trees, ``"loop_rk4"`` for closed loops);
+    ``"tree"``: the generated forward dynamics by Dormand-Prince 5(4) steps, or the
+    classical Runge-Kutta method at the fixed ``dt``; ``"projected"``: the same for closed
+    loops, driven from Python (module docstring); ``"loop_rk4"``: the generated closed-loop
+    Runge-Kutta step in C, by step doubling or at the fixed ``dt``; ``"loop_trapezoidal"``:
+    the generated index-3 augmented-Lagrangian trapezoidal step at the fixed ``dt``
     (:mod:`symgen.simulation.loop_run`); ``"embedded"``: minimal coordinates with
     re-selection of the independent ones, fixed ``dt``
-    (:mod:`symgen.simulation.embedded_run`); ``"natural"`` / ``"natural_rk4"``: the compiled
-    natural-coordinate step ``nc_step`` / ``nc_step_rk4`` at the fixed step ``dt`` (default
-    1 ms), the trajectory read back in joint coordinates
-    (:mod:`symgen.simulation.natural_run`; 1-DOF joints only). The initial state is
-    projected onto the constraints. ``record_every`` keeps every k-th step. ``progress``:
-    lines on stderr (None: when the run takes longer than a few seconds). ``kernels``:
+    (:mod:`symgen.simulation.embedded_run`); ``"natural"`` (or ``"natural_rk4"``): the
+    compiled natural-coordinate Runge-Kutta step ``nc_step_rk4``, by step doubling or at the
+    fixed ``dt``, and ``"natural_trapezoidal"``: the natural trapezoidal step ``nc_step`` at
+    the fixed ``dt`` (default 1 ms), the trajectory read back in joint coordinates
+    (:mod:`symgen.simulation.natural_run`; 1-DOF, spherical and free joints). The initial
+    state is projected onto the constraints. ``record_every`` keeps every k-th step.
+    ``progress``: lines on stderr (None: when the run takes longer than a few seconds).
+    ``kernels``:
     compiled kernels of the model to reuse (``symgen.compile_kernels``; for the closed-loop
     steps they must hold ``loop_run.kernel_names(model, method)``; not for ``"embedded"``,
     which generates its own per choice of independent coordinates), else they are generated
@@ -178,7 +182,7 @@ def simulate(model: Model | str | Path, duration: float, dt: float | None = None
         raise SymgenError(f"simulate: unknown method {method!r} (known: {', '.join(METHODS)})")
     if method in NATURAL_METHODS:
         return simulate_natural(model, duration, dt, q0, v0, tau, method, params,
-                                record_every, progress, kernels)
+                                record_every, progress, kernels, tolerance)
     if method == "auto":
         method = "loop_rk4" if model.loop_joints else "tree"
     if method in LOOP_METHODS or method == "embedded":

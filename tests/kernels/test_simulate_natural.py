@@ -1,24 +1,28 @@
-"""``symgen.simulate(..., method="natural" | "natural_rk4")``: the compiled natural-coordinate
-steps (García de Jalón & Bayo 1994) read back in joint coordinates, against independent
-references (tests/benchmark_mechanisms.py, tests/natural_runs.py) and against the
-joint-coordinate method. Measured on the 2-core test machine (figures in the tests):
+"""``symgen.simulate(..., method="natural" | "natural_rk4" | "natural_trapezoidal")``: the
+compiled natural-coordinate steps (García de Jalón & Bayo 1994) read back in joint
+coordinates, against independent references (tests/benchmark_mechanisms.py,
+tests/natural_runs.py) and against the joint-coordinate method. ``"natural"`` is
+``nc_step_rk4`` (by step doubling without ``dt``), ``"natural_trapezoidal"`` ``nc_step``.
+Measured on the 2-core test machine (figures in the tests):
 
-- Andrews' squeezer to t = 0.03 s against the published solution: ``natural_rk4`` at 1e-5 s
-  2.7e-9 rad (0.6 s); ``natural`` (the trapezoidal nc_step, second order) 3.0e-4 rad at
+- Andrews' squeezer to t = 0.03 s against the published solution: ``natural`` at its
+  defaults 2.1e-7 rad (421 steps); ``natural_trapezoidal`` (second order) 3.0e-4 rad at
   1e-5 s, 3.0e-6 at 1e-6 s and 2.7e-7 at 3e-7 s (7 s, slow tier: the issue's 1e-6 rad);
 - the IFToMM double four-bar (N = 2) from its benchmark start over 20 s, the first crank's
-  tip against the exact 1-DOF reduction: ``natural`` 4.7e-4 m at 1 ms (the trapezoidal
-  rule's error at that step: 1e-4 m is out of its reach there) and 3.0e-5 m at 0.25 ms
-  (slow tier); ``natural_rk4`` (augmented-Lagrangian stages, through the 20 singular
+  tip against the exact 1-DOF reduction: ``natural_trapezoidal`` 4.7e-4 m at 1 ms (the
+  trapezoidal rule's error at that step: 1e-4 m is out of its reach there) and 3.0e-5 m at
+  0.25 ms (slow tier); ``natural`` (augmented-Lagrangian stages, through the 20 singular
   positions) 5.9e-6 m at 1 ms and 9.6e-7 m at 0.25 ms; the 40-loop chain (slow tier)
   1.1e-5 m at 1 ms and 1.1e-7 m at 0.25 ms;
 - the heavy top (a spherical joint, read back from the bodies' poses) over 2 s against
-  Euler's equations: ``natural_rk4`` at 0.5 ms 3.3e-7 in the quaternion, 4.7e-7 rad/s in ω;
-  ``natural`` at 1 ms 1.0e-2, the trapezoidal rule's phase lag; a free base with a revolute
-  arm and a spherical wrist: read back exactly, and ``natural`` at 1 ms within 1.6e-5 of the
-  tree forward dynamics over 1 s; a universal joint is refused with a one-line error;
-- Bricard's redundant linkage over 10 s (slow tier): energy balance 3.4e-4 J with ``natural``
-  at the default 1 ms, 4.0e-7 J with ``natural_rk4`` at 1 ms and 1.3e-8 J at 0.5 ms;
+  Euler's equations: ``natural`` at its defaults 1.2e-7 in the quaternion, 1.7e-7 rad/s in
+  ω, at 0.5 ms 3.3e-7 and 4.7e-7; ``natural_trapezoidal`` at 1 ms 1.0e-2, the trapezoidal
+  rule's phase lag; a free base with a revolute arm and a spherical wrist: read back
+  exactly, and ``natural_trapezoidal`` at 1 ms within 1.6e-5 of the tree forward dynamics
+  over 1 s; a universal joint is refused with a one-line error;
+- Bricard's redundant linkage over 10 s (slow tier): energy balance 4.3e-7 J with
+  ``natural`` at its defaults, 4.0e-7 J at 1 ms and 1.3e-8 J at 0.5 ms, 3.4e-4 J with
+  ``natural_trapezoidal`` at 1 ms;
 - a slider-crank with a joint spring-damper, a point spring-damper and an actuator, under
   constant joint forces and a controller: the same motion, work and energy as the
   joint-coordinate method.
@@ -62,18 +66,21 @@ def andrews_error(dt: float, method: str) -> tuple[float, symgen.Trajectory]:
 
 
 def test_andrews_squeezer_natural_coordinates():
-    error, trajectory = andrews_error(1e-5, "natural_rk4")
-    assert error < 1e-6  # measured 2.7e-9
-    assert trajectory.method.startswith("natural_rk4 (nc_step_rk4")
-    assert np.max(np.abs(trajectory.energy_balance)) < 1e-8  # the motor's work: 2.6e-10 J
-    error, trajectory = andrews_error(1e-5, "natural")
+    """At the defaults (the RK4 step by step doubling, tolerance 1e-10) within the issue's
+    1e-6 rad; the trapezoidal step at 1e-5 s second order, far from it."""
+    error, trajectory = andrews_error(None, "natural")
+    assert error < 1e-6  # measured 2.1e-7
+    assert trajectory.method.startswith("natural (nc_step_rk4")
+    assert "step doubling" in trajectory.method
+    assert np.max(np.abs(trajectory.energy_balance)) < 1e-7  # the motor's work: 1.6e-8 J
+    error, trajectory = andrews_error(1e-5, "natural_trapezoidal")
     assert error < 1e-3  # measured 3.0e-4: second order, 1e-6 needs 3e-7 s (below)
     assert trajectory.position_residual.max() < 1e-10
 
 
 @pytest.mark.slow  # about 7 s: 100,000 steps
 def test_andrews_squeezer_trapezoidal_step_to_the_published_bound():
-    error, _ = andrews_error(3e-7, "natural")
+    error, _ = andrews_error(3e-7, "natural_trapezoidal")
     assert error < 1e-6  # measured 2.7e-7
 
 
@@ -86,40 +93,40 @@ def chain_tip_error(trajectory: symgen.Trajectory) -> float:
 
 
 def test_double_four_bar_benchmark_natural_coordinates():
-    """20 singular passages in 20 s (cranks horizontal): the trapezoidal step at 1 ms, the
-    RK4 step at 1 ms within the benchmark's 1e-4 m and closer at 0.25 ms (with exact
-    saddle-point stages it did not converge: 5.7e-9, 6.4e-7 and 4.8e-7 m at 1, 0.5 and
-    0.25 ms)."""
+    """20 singular passages in 20 s (cranks horizontal): the trapezoidal step at its default
+    1 ms; the default natural method (the RK4 step) at 1 ms within the benchmark's 1e-4 m
+    and closer at 0.25 ms (with exact saddle-point stages it did not converge: 5.7e-9,
+    6.4e-7 and 4.8e-7 m at 1, 0.5 and 0.25 ms)."""
     model, v0 = chain_start(2)
-    trapezoidal = symgen.simulate(model, 20.0, method="natural", v0=v0, progress=False,
-                                  record_every=10)
+    trapezoidal = symgen.simulate(model, 20.0, method="natural_trapezoidal", v0=v0,
+                                  progress=False, record_every=10)
     assert "fixed step 0.001 s (the default step)" in trapezoidal.method
     assert chain_tip_error(trapezoidal) < 1e-3  # measured 4.7e-4
-    rk4 = symgen.simulate(model, 20.0, 1e-3, method="natural_rk4", v0=v0, progress=False,
+    rk4 = symgen.simulate(model, 20.0, 1e-3, method="natural", v0=v0, progress=False,
                           record_every=10)
     coarse = chain_tip_error(rk4)
     assert coarse < 1e-4  # measured 5.9e-6
     assert rk4.position_residual.max() < 1e-12  # measured 2.8e-16
     assert np.max(np.abs(rk4.energy_balance)) < 5e-5  # measured 5.2e-6 J
-    fine = symgen.simulate(model, 20.0, 2.5e-4, method="natural_rk4", v0=v0, progress=False,
+    fine = symgen.simulate(model, 20.0, 2.5e-4, method="natural", v0=v0, progress=False,
                            record_every=40)
     assert chain_tip_error(fine) < coarse / 3  # measured 9.6e-7: 6.1 times less
 
 
 @pytest.mark.slow  # about 35 s; 3 minutes with a cold kernel cache (a minute per h to compile)
-def test_forty_loop_chain_benchmark_natural_rk4():
+def test_forty_loop_chain_benchmark_natural_coordinates():
     """The IFToMM benchmark itself (N = 40, 20 s): within its 1e-4 m at 1 ms and converging
     (the exact saddle-point stages: 1.4e-6, 3.4e-7, 1.6e-8 m from this start, but 5.1e-5,
     1.2e-5, 8.3e-6, 2.2e-6, 2.1e-5 m from the docs' start at h = 1 ms ... 62.5 µs)."""
-    coarse = chain_error(40, 1e-3, "natural_rk4")
+    coarse = chain_error(40, 1e-3, "natural")
     assert coarse < 1e-4  # measured 1.1e-5
-    assert chain_error(40, 2.5e-4, "natural_rk4") < coarse / 10  # measured 1.1e-7
+    assert chain_error(40, 2.5e-4, "natural") < coarse / 10  # measured 1.1e-7
 
 
 @pytest.mark.slow  # about 5 s
 def test_double_four_bar_trapezoidal_step_at_a_quarter_millisecond():
     model, v0 = chain_start(2)
-    trajectory = symgen.simulate(model, 20.0, 2.5e-4, method="natural", v0=v0,
+    trajectory = symgen.simulate(model, 20.0, 2.5e-4, method="natural_trapezoidal", v0=v0,
                                  progress=False, record_every=4)
     assert chain_tip_error(trajectory) < 1e-4  # measured 3.0e-5
 
@@ -166,17 +173,23 @@ def test_natural_state_of_a_spherical_joint():
 
 @pytest.mark.slow  # about 15 s; 90 s with a cold kernel cache (three 24-coordinate builds)
 def test_bricard_energy_balance_natural_coordinates():
-    """A redundant constraint: the RK4 step within 1e-6 J at 1 ms (with exact saddle-point
+    """A redundant constraint: the default natural method (the RK4 step by step doubling)
+    within the issue's 1e-6 J; the RK4 step within it at 1 ms too (with exact saddle-point
     stages it left the constraints at 0.55 s there), and its error falls at least as fast
     as fourth order (∝ h⁵ measured: the force the augmented-Lagrangian iteration lets
     through along the nearly dependent constraint at the stage states, ∝ ρh⁵)."""
-    trapezoidal = symgen.simulate(BRICARD_YAML, 10.0, method="natural", progress=False,
-                                  record_every=10)
+    default = symgen.simulate(BRICARD_YAML, 10.0, method="natural", progress=False,
+                              record_every=10)
+    assert "step doubling" in default.method
+    assert default.position_residual.max() < 1e-12  # measured 2.2e-16
+    assert np.max(np.abs(default.energy_balance)) < 1e-6  # measured 4.3e-7 J
+    trapezoidal = symgen.simulate(BRICARD_YAML, 10.0, method="natural_trapezoidal",
+                                  progress=False, record_every=10)
     assert np.max(np.abs(trapezoidal.v)) > 1.0  # it moves
     assert np.max(np.abs(trapezoidal.energy_balance)) < 1e-3  # measured 3.4e-4 J
     errors = []
     for dt in (1e-3, 5e-4):
-        rk4 = symgen.simulate(BRICARD_YAML, 10.0, dt, method="natural_rk4", progress=False,
+        rk4 = symgen.simulate(BRICARD_YAML, 10.0, dt, method="natural", progress=False,
                               record_every=10)
         assert rk4.position_residual.max() < 1e-12 and not rk4.notes[1:]  # 2.2e-16
         errors.append(float(np.max(np.abs(rk4.energy_balance))))
@@ -207,7 +220,9 @@ def test_forces_match_the_joint_coordinate_method(tmp_path):
     def controller(t, q, v):
         return np.array([0.2 * math.sin(30 * t) - 0.05 * v[0], 0.0, 0.1 * math.cos(2 * t)])
 
-    for tau, bound in ((np.array([0.1, 0.0, -0.3]), 1e-10), (controller, 1e-6)):
+    # bounds at 0.1 ms and by step doubling (tolerance 1e-10 per step, ~10³ steps)
+    for tau, bound, adaptive_bound in ((np.array([0.1, 0.0, -0.3]), 1e-10, 1e-7),
+                                       (controller, 1e-6, 1e-6)):
         reference = symgen.simulate(model, 0.5, v0=[5.0, 0.0, 0.0], tau=tau, progress=False,
                                     method="projected")
         run = symgen.simulate(model, 0.5, 1e-4, v0=[5.0, 0.0, 0.0], tau=tau,
@@ -218,7 +233,13 @@ def test_forces_match_the_joint_coordinate_method(tmp_path):
         # the dampers' power by the trapezoidal rule: 5.4e-9 J, 3.9e-8 J
         assert run.work[-1] == pytest.approx(reference.work[-1], abs=1e-7)
         assert np.max(np.abs(run.energy_balance)) < 1e-7  # 1e-8, 4.2e-9
-    run = symgen.simulate(model, 0.5, 1e-4, v0=[5.0, 0.0, 0.0], method="natural",
+        # the default: step doubling (the work over two halves, the dampers' by Simpson)
+        adaptive = symgen.simulate(model, 0.5, v0=[5.0, 0.0, 0.0], tau=tau, progress=False,
+                                   method="natural")
+        assert "step doubling" in adaptive.method
+        assert np.max(np.abs(adaptive.q[-1] - reference.q[-1])) < adaptive_bound  # 4.0e-9, 7e-8
+        assert np.max(np.abs(adaptive.energy_balance)) < 1e-7  # 2.0e-9, 1.6e-8
+    run = symgen.simulate(model, 0.5, 1e-4, v0=[5.0, 0.0, 0.0], method="natural_trapezoidal",
                           progress=False, record_every=50)
     reference = symgen.simulate(model, 0.5, v0=[5.0, 0.0, 0.0], progress=False,
                                 method="projected")
@@ -230,12 +251,23 @@ def test_forces_match_the_joint_coordinate_method(tmp_path):
 def test_given_kernels_and_bad_arguments():
     model, v0 = chain_start(2)
     kernels = symgen.compile_kernels(
-        symgen.generate(model, natural_kernel_names(model, "natural"),
+        symgen.generate(model, natural_kernel_names(model, "natural_trapezoidal"),
                         NaturalOptions(step=5e-3)), vectorize=None)
-    run = symgen.simulate(model, 0.1, method="natural", v0=v0, kernels=kernels,
+    run = symgen.simulate(model, 0.1, method="natural_trapezoidal", v0=v0, kernels=kernels,
                           progress=False)
     assert len(run.t) == 21 and "fixed step 0.005 s" in run.method
-    for kwargs, message in (({"dt": 1e-3, "kernels": kernels}, "baked in"),
+    rk4 = symgen.compile_kernels(  # the RK4 step takes dt: any step, or step doubling
+        symgen.generate(model, natural_kernel_names(model, "natural"), NaturalOptions()),
+        vectorize=None)
+    run = symgen.simulate(model, 0.1, 2e-3, method="natural", v0=v0, kernels=rk4,
+                          progress=False)
+    assert len(run.t) == 51 and "fixed step 0.002 s" in run.method
+    with pytest.raises(SymgenError, match="lack nc_step_rk4"):
+        symgen.simulate(model, 0.1, method="natural", v0=v0, kernels=kernels)
+    for kwargs, message in (({"dt": 1e-3, "kernels": kernels,
+                              "method": "natural_trapezoidal"}, "baked in"),
+                            ({"dt": 0.03, "method": "natural_trapezoidal"},
+                             "whole number of steps"),
                             ({"dt": 0.03}, "whole number of steps"),
                             ({"tau": [1.0, 2.0]}, "expected nv"),
                             ({"method": "natural_euler"}, "natural_rk4")):
@@ -267,6 +299,11 @@ def test_heavy_top_natural_coordinates():
         return (float(np.max(np.abs(quat - quat_ref))),
                 float(np.max(np.abs(trajectory.v[-1] - omega_ref))))
 
+    default = symgen.simulate(TOP_YAML, 2.0, q0=quat0, v0=omega0, method="natural",
+                              progress=False)
+    assert "step doubling" in default.method
+    quat_error, omega_error = errors(default)
+    assert quat_error < 1e-6 and omega_error < 1e-6  # measured 1.2e-7 and 1.7e-7 rad/s
     rk4 = symgen.simulate(TOP_YAML, 2.0, 5e-4, q0=quat0, v0=omega0, method="natural_rk4",
                           progress=False, record_every=20)
     quat_error, omega_error = errors(rk4)
@@ -277,8 +314,9 @@ def test_heavy_top_natural_coordinates():
     assert np.max(np.abs(rk4.energy_balance)) < 1e-6  # measured 1.4e-7 J
     assert rk4.position_residual.max() < 1e-12
     assert "read back by nc_body_poses" in rk4.notes[0]
-    trapezoidal = symgen.simulate(TOP_YAML, 2.0, q0=quat0, v0=omega0, method="natural",
-                                  progress=False, record_every=20)
+    trapezoidal = symgen.simulate(TOP_YAML, 2.0, q0=quat0, v0=omega0,
+                                  method="natural_trapezoidal", progress=False,
+                                  record_every=20)
     assert "fixed step 0.001 s" in trapezoidal.method
     h, spin = 1e-3, omega0[2]
     phase = (spin * h) ** 2 / 12 * spin * 2.0 / 2  # 1.04e-2
@@ -346,10 +384,11 @@ def test_free_and_spherical_joints_read_back_exactly(tmp_path):
 
 
 def test_floating_chain_natural_coordinates(tmp_path):
-    """Free, revolute and spherical joints in one run: ``natural`` (nc_step) at 1 ms over 1 s
-    against the tree forward dynamics (adaptive, 1e-12). Second order: q within 1.6e-5
-    (4.0e-6 at 0.5 ms), v within 2.6e-4 (6.5e-5); ``natural_rk4`` (not run here: its
-    27-coordinate step compiles in about 35 s) 6.9e-11 and 1.5e-9 at 1 ms."""
+    """Free, revolute and spherical joints in one run: ``natural_trapezoidal`` (nc_step) at
+    1 ms over 1 s against the tree forward dynamics (adaptive, 1e-12). Second order: q
+    within 1.6e-5 (4.0e-6 at 0.5 ms), v within 2.6e-4 (6.5e-5); ``natural`` (the RK4 step;
+    not run here: its 27-coordinate step compiles in about 35 s) 6.9e-11 and 1.5e-9 at
+    1 ms."""
     model = floating_chain(tmp_path)
 
     def unit(x):
@@ -360,8 +399,8 @@ def test_floating_chain_natural_coordinates(tmp_path):
     v0 = np.array([1.0, -2.0, 3.0, 0.5, 0.2, -0.3, 2.0, 4.0, -1.0, 2.5])
     reference = symgen.simulate(model, 1.0, q0=q0, v0=v0, method="tree", tolerance=1e-12,
                                 progress=False)
-    run = symgen.simulate(model, 1.0, 1e-3, q0=q0, v0=v0, method="natural", progress=False,
-                          record_every=10)
+    run = symgen.simulate(model, 1.0, 1e-3, q0=q0, v0=v0, method="natural_trapezoidal",
+                          progress=False, record_every=10)
     assert "read back by nc_joint_values and nc_body_poses" in run.notes[0]
     assert np.max(np.abs(run.q[0] - q0)) < 1e-13 and np.max(np.abs(run.v[0] - v0)) < 1e-13
     q = run.q[-1].copy()

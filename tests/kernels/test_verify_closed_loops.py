@@ -79,7 +79,7 @@ def test_the_reference_rk4_step_solves_its_saddle_point_systems_backward_stably(
                          options=NaturalOptions())
     nm = ks.context.nm
     for s in random_states(ks, 8, 0):
-        q, qd, qdd, lam = rk4_step(nm, s["q"], s["qd"], s["qdd"], ks.options.step, s["tau"])
+        q, qd, qdd, lam = rk4_step(nm, s["q"], s["qd"], s["qdd"], s["dt"][0], s["tau"])
         k = _saddle(nm, q)
         rhs = np.concatenate([nm.generalized_forces(q, qd, s["tau"]),
                               -nm.phi_q_dot_qdot(q, qd)])
@@ -101,7 +101,7 @@ def test_rk4_step_multipliers_are_compared_by_their_force():
     assert not report.failed, report.checks
     nm = ks.context.nm
     for s in states:
-        got = lib.nc_step_rk4(s["q"], s["qd"], s["qdd"], s["lam"], s["tau"])
+        got = lib.nc_step_rk4(s["q"], s["qd"], s["qdd"], s["lam"], s["dt"], s["tau"])
         want = reference_values(ks, "nc_step_rk4", s)
         pq = nm.phi_q(want["q_next"])
         assert np.array_equal(want["lam_next:through"], pq.T)

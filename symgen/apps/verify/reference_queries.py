@@ -161,7 +161,8 @@ def natural_states(context: NaturalContext, count: int, seed: int) -> list[dict]
                                         tau=tau if nm.actuated else None, params=params)
         states.append({"q": q, "qd": qd, "tau": tau, "qdd": qdd, "lam": np.zeros(nm.m),
                        "zd": rng.normal(size=len(independent_joints(nm))),
-                       "near": np.zeros(len(nm.actuated)), "params": params})
+                       "near": np.zeros(len(nm.actuated)), "params": params,
+                       "dt": np.array([1e-3])})  # nc_step_rk4's h, as for the joints
     return states
 
 
@@ -534,7 +535,7 @@ def _rk4(r: NaturalQuery) -> dict[str, np.ndarray]:
     """The step from the state's multipliers; λ compared by its force Φ_qᵀλ (unique, while
     the multipliers of redundant constraints are the ones carried)."""
     q, qd, qdd, lam = rk4_step(r.nm, r.state["q"], r.state["qd"], r.state["qdd"],
-                               r.options.step, _tau(r), _params(r),
+                               float(np.ravel(r.state["dt"])[0]), _tau(r), _params(r),
                                lam=np.asarray(r.state["lam"], float))
     return {"q_next": q, "qd_next": qd, "qdd_next": qdd, "lam_next": lam,
             "lam_next" + THROUGH: r.nm.phi_q(q).T}

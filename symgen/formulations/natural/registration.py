@@ -187,7 +187,7 @@ _kernel("nc_step", "one augmented-Lagrangian trapezoidal step", ("q", "qd", "qdd
         "rounding of Φ, with α up to 1e15; the filter spreads it over every multiplier), "
         "which verify allows 16 times over; a float build loses every digit.")
 _kernel("nc_step_rk4", "one index-1 Runge-Kutta 4 step (augmented-Lagrangian accelerations) "
-        "with projections", ("q", "qd", "qdd", "lam", "tau"),
+        "with projections", ("q", "qd", "qdd", "lam", "dt", "tau"),
         (Output("q_next", _n, "natural coordinates at t + h (projected)"),
          Output("qd_next", _n, "natural velocities at t + h (projected)"),
          Output("qdd_next", _n, "natural accelerations at t + h (the next step's qdd)"),
@@ -201,8 +201,10 @@ _kernel("nc_step_rk4", "one index-1 Runge-Kutta 4 step (augmented-Lagrangian acc
         "same solves (Bayo & Ledesma 1996), and q̈, λ at the new state. qdd is the first "
         "stage and lam the multipliers it starts from: pass each step's qdd_next and "
         "lam_next to the next (start: nc_accelerations at a consistent state, or zeros for "
-        "lam). Explicit (h·ω ≲ 2.8 for the stiffest spring); the trapezoidal nc_step is the "
-        "default for stiff models. Not in the default set (name it). verify compares λ by "
+        "lam). The step dt is an input (simulate() halves and doubles it by step "
+        "doubling), before tau, which is empty for a mechanism without 1-DOF joints. "
+        "Explicit (h·ω ≲ 2.8 for the stiffest spring); the trapezoidal nc_step "
+        "suits stiff models. Not in the default set (name it). verify compares λ by "
         "its force Φ_qᵀλ (redundant constraints: the multipliers are not unique).")
 _kernel("nc_assemble", "assembly: Newton-Raphson on Φ(q) = 0 from a guess", ("q",),
         (Output("q_assembled", _n, "assembled natural coordinates"),),

@@ -216,18 +216,22 @@ def rk4_step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
     Reference: :func:`symgen.reference.natural.rk4_step`."""
     ev = Evaluator(nm)
     n, m = nm.n, nm.m
-    h = opts.step
     stage_penalty, position_penalty = (Diagonal(p.alpha) for p in rk4_penalties(nm))
-    b = ProgramBuilder("nc_step_rk4", f"one index-1 Runge-Kutta 4 step (augmented-Lagrangian "
-                       f"accelerations) with projections, h = {h:g} s")
+    b = ProgramBuilder("nc_step_rk4", "one index-1 Runge-Kutta 4 step (augmented-Lagrangian "
+                       "accelerations) with projections")
     q = Vector(b.input("q", n, "natural coordinates at t (assembled)"))
     qd = Vector(b.input("qd", n, "natural velocities at t (consistent)"))
     qdd = Vector(b.input("qdd", n, "natural accelerations at t, the first stage (the "
                          "previous step's qdd_next, or nc_accelerations)"))
     lam = Vector(b.input("lam", m, "multipliers the second stage starts from (the previous "
                          "step's lam_next, nc_accelerations' lam, or zeros)"))
+    h = b.input("dt", 1, "the step h, s")[0]  # before tau, which may be empty (a default)
     tau = b.input("tau", len(nm.actuated), "joint forces/torques over the step") \
         if nm.actuated else []
+    half, sixth = b.emit(0.5 * h), b.emit(h / 6.0)
+
+    def scaled(s: Expr, x: Vector) -> Vector:
+        return Vector(s * e for e in x)
 
     def accel(qs: Vector, vs: Vector, lam: Vector) -> tuple[Vector, Vector]:
         pq = ev.phi_q(b, qs)
@@ -236,14 +240,14 @@ def rk4_step_program(nm: NaturalModel, opts: NaturalOptions) -> Program:
                                     lam)
 
     k1q, k1v = qd, qdd
-    q2, k2q = (q + h / 2 * k1q).emit(b), (qd + h / 2 * k1v).emit(b)
+    q2, k2q = (q + scaled(half, k1q)).emit(b), (qd + scaled(half, k1v)).emit(b)
     k2v, lam = accel(q2, k2q, lam)
-    q3, k3q = (q + h / 2 * k2q).emit(b), (qd + h / 2 * k2v).emit(b)
+    q3, k3q = (q + scaled(half, k2q)).emit(b), (qd + scaled(half, k2v)).emit(b)
     k3v, lam = accel(q3, k3q, lam)
-    q4, k4q = (q + h * k3q).emit(b), (qd + h * k3v).emit(b)
+    q4, k4q = (q + scaled(h, k3q)).emit(b), (qd + scaled(h, k3v)).emit(b)
     k4v, lam = accel(q4, k4q, lam)
-    q1 = (q + h / 6 * (k1q + 2 * k2q + 2 * k3q + k4q)).emit(b)
-    v1 = (qd + h / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)).emit(b)
+    q1 = (q + scaled(sixth, k1q + 2 * k2q + 2 * k3q + k4q)).emit(b)
+    v1 = (qd + scaled(sixth, k1v + 2 * k2v + 2 * k3v + k4v)).emit(b)
     for _ in range(PROJECTION_ITERATIONS):  # Ā Δ + Φ_qᵀλ = 0, Φ_q Δ + Φ = 0
         solver = _Augmented(b, nm, ev.phi_q(b, q1), position_penalty)
         step, _ = solver.solve([ZERO] * n, ev.phi(b, q1))
