@@ -20,7 +20,7 @@ import symgen
 from symgen import reference as ref
 from symgen.apps.summary import describe
 from symgen.io.robots import KNOWN_ROBOTS, robot_urdf
-from symgen.peers.pinocchio import Bridge
+from symgen.peers.pinocchio import Bridge, pin_model_from_urdf
 
 TOLERANCE = 1e-9
 FLOATING = {"solo12", "talos"}
@@ -41,11 +41,9 @@ def main() -> int:
     floating = args.robot in FLOATING
     model = symgen.load(path, floating_base=floating)
     print(describe(model))
-    pin_model = (
-        pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
-        if floating
-        else pin.buildModelFromUrdf(str(path))
-    )
+    # Pinocchio's own reading of the file (mimic joints as Pinocchio's JointModelMimic: the
+    # Panda's second finger follows the first, as symgen imposes its couplings)
+    pin_model = pin_model_from_urdf(model)
     bridge = Bridge(model, pin_model)
     data = pin_model.createData()
     rng = np.random.default_rng(args.seed)
@@ -68,8 +66,9 @@ def main() -> int:
                 bridge.v_from_pin(pin.rnea(pin_model, data, qp, vp, ap)),
             ),
         )
-        M_pin = pin.crba(pin_model, data, qp)
-        M_pin = np.triu(M_pin) + np.triu(M_pin, 1).T
+        # crba (symmetrized) and aba; with mimic joints, which Pinocchio's aba rejects, the
+        # solve of its crba and rnea (Bridge.forward_dynamics)
+        M_pin = bridge.mass_matrix(qp)
         worst["mass matrix"] = max(
             worst["mass matrix"], rel(ref.mass_matrix(model, q), bridge.matrix_from_pin(M_pin))
         )
@@ -77,7 +76,7 @@ def main() -> int:
             worst["forward dynamics"],
             rel(
                 ref.forward_dynamics(model, q, v, tau),
-                bridge.v_from_pin(pin.aba(pin_model, data, qp, vp, taup)),
+                bridge.v_from_pin(bridge.forward_dynamics(qp, vp, taup)),
             ),
         )
         pin.framesForwardKinematics(pin_model, data, qp)

@@ -1,6 +1,7 @@
 """Run ``symgen verify`` on every URDF shipped by example-robot-data and tally the outcomes.
 
-Each file is verified in its own subprocess with a timeout, one at a time, and gets one line:
+Each file is verified in its own subprocess with a timeout, ``--jobs`` at a time (default:
+the CPU count; the lines come in the files' order), and gets one line:
 its verdict, its one-line error, a timeout, or CRASH (a traceback or an internal error; there
 must be none). The tally at the end counts passes, failed checks, one-line errors grouped by
 message, timeouts and crashes.
@@ -13,17 +14,19 @@ robot: ``iris.urdf`` (quadrotor), ``romeo_small.urdf``/``romeo_laas_small.urdf``
 Alex's upper body, pendulums) keeps its fixed base.
 
 Usage: ``python examples/verify_robot_data.py [--only SUBSTRING] [--timeout S] [--states N]
-[--kernels A,B]``; exit code 1 when a file crashed.
+[--kernels A,B] [--jobs N]``; exit code 1 when a file crashed.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from symgen.io.robots import all_urdfs, example_robot_data_dir
@@ -112,24 +115,30 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per file")
     parser.add_argument("--states", type=int, default=5, help="random states per file")
     parser.add_argument("--kernels", default=DEFAULT_KERNELS, help="kernels to verify")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="files verified at a time (default: the CPU count)")
     args = parser.parse_args()
     root = example_robot_data_dir()
     outcomes: Counter[str] = Counter()
     errors: Counter[str] = Counter()
     start = time.perf_counter()
-    for path in all_urdfs():
-        name = path.relative_to(root).as_posix()
-        if args.only not in name:
-            continue
-        floating = name in FLOATING
+    chosen = [(path, path.relative_to(root).as_posix()) for path in all_urdfs()
+              if args.only in path.relative_to(root).as_posix()]
+
+    def verify(item: tuple[Path, str]) -> tuple[str, str, str, float]:
+        path, name = item
         t0 = time.perf_counter()
-        outcome, line = verify_one(path, floating, args)
-        outcomes[outcome] += 1
-        if outcome == "error":
-            errors[error_kind(line)] += 1
-        base = "floating" if floating else "fixed"
-        print(f"{outcome:<7} {name} ({base}, {time.perf_counter() - t0:.0f} s): {line}",
-              flush=True)
+        outcome, line = verify_one(path, name in FLOATING, args)
+        return name, outcome, line, time.perf_counter() - t0
+
+    # each file in its own subprocess, --jobs of them at a time; lines in the files' order
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for name, outcome, line, seconds in pool.map(verify, chosen):
+            outcomes[outcome] += 1
+            if outcome == "error":
+                errors[error_kind(line)] += 1
+            base = "floating" if name in FLOATING else "fixed"
+            print(f"{outcome:<7} {name} ({base}, {seconds:.0f} s): {line}", flush=True)
     total = sum(outcomes.values())
     print(f"\n{total} files in {time.perf_counter() - start:.0f} s: "
           f"{outcomes['pass']} passed, {outcomes['FAIL']} with failed checks, "

@@ -20,6 +20,11 @@ class SymgenError(Exception):
     """Base class of every error symgen raises for bad user input."""
 
 
+class ModelWarning(UserWarning):
+    """A model file holds something symgen does not know and skips (an unknown URDF element
+    or attribute, likely a typo); ``strict=True`` makes it a :class:`ModelError`."""
+
+
 class ModelError(SymgenError, ValueError):
     """A model is invalid. The message names the offending element (and its source)."""
 

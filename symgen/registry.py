@@ -20,6 +20,7 @@ reference to :mod:`symgen.apps.verify.reference_queries` and its test (see
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -234,11 +235,34 @@ def kernels_of(formulation: str) -> dict[str, Kernel]:
 
 
 def get(name: str) -> Kernel:
-    """The kernel ``name``; a clear error naming the known kernels otherwise."""
+    """The kernel ``name``; a one-line error with the closest names otherwise."""
     kernels = _load()
     if name not in kernels:
-        raise SymgenError(f"unknown kernel {name!r} (kernels: {', '.join(kernels)})")
+        raise SymgenError(unknown_kernel_message(name, list(kernels)))
     return kernels[name]
+
+
+def close_names(name: str, known: list[str], limit: int = 3) -> list[str]:
+    """The ``known`` names closest to ``name`` (difflib's ratio, ignoring case, at least 0.6):
+    the closest and up to ``limit`` - 1 others nearly as close (within 0.1 of it)."""
+    matcher = difflib.SequenceMatcher(b=name.lower())
+    scored = []
+    for k in known:
+        matcher.set_seq1(k.lower())
+        scored.append((matcher.ratio(), k))
+    scored = sorted((s for s in scored if s[0] >= 0.6), key=lambda s: -s[0])[:limit]
+    return [k for ratio, k in scored if ratio >= scored[0][0] - 0.1]
+
+
+def unknown_kernel_message(name: str, known: list[str]) -> str:
+    """The error of an unknown kernel ``name``: the ``known`` names closest to it
+    (:func:`close_names`) and where the catalogue is listed."""
+    close = [repr(k) for k in close_names(name, known)]
+    guess = ""
+    if close:
+        guess = "; did you mean " + (close[0] if len(close) == 1
+                                     else f"{', '.join(close[:-1])} or {close[-1]}") + "?"
+    return f"unknown kernel {name!r}{guess} (`symgen kernels` lists them)"
 
 
 def formulation_of(names: list[str]) -> str | None:
@@ -259,10 +283,12 @@ __all__ = [
     "Output",
     "REGISTRATION_MODULES",
     "all_kernels",
+    "close_names",
     "formulation_for",
     "formulation_of",
     "get",
     "kernels_of",
+    "unknown_kernel_message",
     "formulation",
     "register",
     "register_formulation",

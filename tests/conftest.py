@@ -22,6 +22,7 @@ those.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 from pathlib import Path
 
@@ -54,6 +55,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             continue
         if tier in TIERS:
             item.add_marker(getattr(pytest.mark, tier))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Remove hypothesis' garbage-collection timer (``gc.callbacks``) once a session's tests
+    are done: when pytest-xdist stops a worker it interrupts the worker's main thread, and a
+    KeyboardInterrupt landing in that callback was printed as an "Exception ignored"
+    traceback after a passing run."""
+    gc.callbacks[:] = [callback for callback in gc.callbacks
+                       if not getattr(callback, "__module__", "").startswith("hypothesis.")]
 
 
 @pytest.fixture

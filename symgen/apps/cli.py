@@ -21,6 +21,7 @@ from symgen.apps.cli_report import (
     OP_COLUMNS,
     derive_catalogue,
     derive_with_progress,
+    kernel_catalogue,
     ops_table,
 )
 from symgen.apps.cli_simulate import simulate_command
@@ -138,6 +139,16 @@ LOCK_HELP = (
     "a multi-DOF joint takes its nq numbers, comma-separated) and lump what it carries, as "
     "Pinocchio's buildReducedModel; joints coupled to it (<mimic>) follow. Repeatable."
 )
+#: Help of ``--no-couplings`` and ``--strict`` (info, generate, verify).
+NO_COUPLINGS_HELP = (
+    "Drop the model's gear and mimic couplings: every joint keeps its own coordinate "
+    "(Pinocchio's mimic=False); a URDF's <mimic> tags are not read, so a broken one (a master "
+    "that does not exist) loads. Default: imposed."
+)
+STRICT_HELP = (
+    "Make the warnings about unknown URDF elements and attributes (likely typos, such as "
+    "<axsi> or xzy=) errors."
+)
 
 
 def parse_locks(specs: tuple[str, ...]) -> dict[str, list[float] | None]:
@@ -235,6 +246,18 @@ def parse_locks(specs: tuple[str, ...]) -> dict[str, list[float] | None]:
     "default: all of them).",
 )
 @click.option("--lock", "locks", metavar="JOINT[=VALUE]", multiple=True, help=LOCK_HELP)
+@click.option("--no-couplings", is_flag=True, help=NO_COUPLINGS_HELP)
+@click.option("--strict", is_flag=True, help=STRICT_HELP)
+@click.option(
+    "--graph",
+    "graph_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also draw the kinematic graph into FILE (.svg, .png or .pdf): bodies, joints by "
+    "type, loop joints and their cuts, couplings, the constraint embedding's aggregates, "
+    "the default frames (needs matplotlib: pip install 'symgen[graph]').",
+)
 def info(
     model_path: str,
     floating_base: bool,
@@ -247,6 +270,9 @@ def info(
     frames: tuple[str, ...],
     kernel_list: str | None,
     locks: tuple[str, ...] = (),
+    no_couplings: bool = False,
+    strict: bool = False,
+    graph_path: str | None = None,
 ) -> None:
     """Describe MODEL (a .urdf, .yaml or .yml file): bodies, joints and their types, nq/nv,
     frames, loop joints, couplings and runtime parameters.
@@ -260,6 +286,9 @@ def info(
 
     With --loops, analyse the closed loops instead (docs/loops.md); --json prints that
     analysis as one JSON object.
+
+    With --graph FILE, also draw the model's kinematic graph into FILE ("wrote FILE" on
+    stderr; docs/api.md).
     """
     if ops and loops:
         raise SymgenError("--loops and --ops are separate reports: give one of them")
@@ -279,8 +308,13 @@ def info(
             raise SymgenError(f"{given[0]} only applies with --ops")
     _check_choice("--partition", partition, PARTITION_CHOICES)
     _check_choice("--fd-method", fd_method, FD_METHODS)
-    model = load(model_path, floating_base=floating_base, lock=parse_locks(locks))
+    model = load(model_path, floating_base=floating_base, lock=parse_locks(locks),
+                 couplings=not no_couplings, strict=strict)
     _base_hint(model)
+    if graph_path is not None:
+        from symgen.apps.graph import draw_graph
+
+        click.echo(f"wrote {draw_graph(model, graph_path)}", err=True)
     if loops:
         from symgen.loops import analyse_loops
         from symgen.loops.embedding import describe_embedding
@@ -325,6 +359,13 @@ def info(
     for line in skipped:
         click.echo(line)
     click.echo(ops_table(kernel_set, counts))
+
+
+@main.command("kernels")
+def kernels_command() -> None:
+    """List the kernel catalogue: every kernel's name and summary, by formulation, the
+    ones generated when --kernels is not given marked with *."""
+    click.echo(kernel_catalogue())
 
 
 def _frames_option(model, frames: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -373,14 +414,14 @@ def _generation_options(command):
                      "embedded or multipliers for a model with loop joints)."),
         click.option("--frame", "frames", metavar="NAME", multiple=True,
                      help="Frame (or body) of the per-frame kernels; repeatable; 'all' for "
-                     "every frame (default: the tips, e.g. feet and tool frames)."),
+                     "every frame (default: the limb ends, e.g. feet, hands and tool frames; "
+                     "symgen info lists them)."),
         click.option("--external-forces", is_flag=True,
                      help="Give inverse and forward dynamics an f_ext input."),
         click.option("--lock", "locks", metavar="JOINT[=VALUE]", multiple=True,
                      help=LOCK_HELP),
-        click.option("--no-couplings", is_flag=True,
-                     help="Drop the model's gear and mimic couplings: every joint keeps its "
-                     "own coordinate (Pinocchio's mimic=False). Default: imposed."),
+        click.option("--no-couplings", is_flag=True, help=NO_COUPLINGS_HELP),
+        click.option("--strict", is_flag=True, help=STRICT_HELP),
         click.option("--actuated", metavar="J1,J2,...", default=None,
                      help="Actuated joints of a closed-loop model, for "
                      "constrained_inverse_dynamics (default: the model's actuators, else its "
@@ -423,13 +464,13 @@ def _baumgarte(text: str | None) -> tuple[float, float] | None:
 
 def _prepare(model_path, floating_base, kernel_list, real, params, partition, fd_method,
              frames, external_forces, locks=(), no_couplings=False, actuated=None,
-             baumgarte=None, independent=None):
+             baumgarte=None, independent=None, strict=False):
     """Load the model and derive its kernels (one progress line per program on stderr)."""
     _check_choice("--real", real, REALS)
     _check_choice("--partition", partition, PARTITION_CHOICES)
     _check_choice("--fd-method", fd_method, FD_METHODS)
     model = load(model_path, floating_base=floating_base, lock=parse_locks(locks),
-                 couplings=not no_couplings)
+                 couplings=not no_couplings, strict=strict)
     if params:
         model = model.keep_parameters(list(params))
     names = None
@@ -464,14 +505,14 @@ def _prepare(model_path, floating_base, kernel_list, real, params, partition, fd
 def generate_command(model_path, floating_base, kernel_list, real, params, prefix, partition,
                      fd_method, frames, external_forces, out_dir, simd=False, locks=(),
                      no_couplings=False, actuated=None, baumgarte=None,
-                     independent=None) -> None:
+                     independent=None, strict=False) -> None:
     """Generate the C kernels of MODEL into a directory: <prefix>.h (declarations,
     argument sizes, units and conventions) and <prefix>.c, and with --simd the vectorised
     batch functions. Files are written whole or not at all."""
     _check_prefix(prefix)
     ks = _prepare(model_path, floating_base, kernel_list, real, params, partition, fd_method,
                   frames, external_forces, locks, no_couplings, actuated, baumgarte,
-                  independent)
+                  independent, strict)
     _base_hint(ks.model)
     _say("emitting C")
     scalar = emit_c(ks, prefix=prefix, real=real)
@@ -493,7 +534,7 @@ def generate_command(model_path, floating_base, kernel_list, real, params, prefi
 def verify_command(model_path, floating_base, kernel_list, real, params, prefix, partition,
                    fd_method, frames, external_forces, states, seed, locks=(),
                    no_couplings=False, actuated=None, baumgarte=None,
-                   independent=None) -> None:
+                   independent=None, strict=False) -> None:
     """Generate and compile the kernels of MODEL, then compare them on random states with
     symgen's numpy reference, Pinocchio when installed and, for an MJCF model, MuJoCo (and,
     with --real float, the float build with the double one). Prints the worst relative error
@@ -512,7 +553,7 @@ def verify_command(model_path, floating_base, kernel_list, real, params, prefix,
     _check_prefix(prefix)
     ks = _prepare(model_path, floating_base, kernel_list, real, params, partition, fd_method,
                   frames, external_forces, locks, no_couplings, actuated, baumgarte,
-                  independent)
+                  independent, strict)
     _base_hint(ks.model)
     _say("compiling (double)")
     lib = compile_kernels(ks, "double", prefix)

@@ -1,5 +1,6 @@
 """What ``symgen info`` derives and prints: the whole catalogue of a model with one progress
-line per program, and the op-count table with the choices made (variants, partitioning)."""
+line per program, and the op-count table with the choices made (variants, partitioning);
+the catalogue itself (``symgen kernels``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import sys
 
 import click
 
+import symgen.registry as registry
 from symgen.errors import SymgenError
 from symgen.generate import Options, generate
 from symgen.kernel_set import KernelSet
@@ -132,4 +134,23 @@ def _closing_line(kernel_set: KernelSet) -> str:
     return text
 
 
-__all__ = ["OP_COLUMNS", "derive_catalogue", "derive_with_progress", "ops_table"]
+def kernel_catalogue() -> str:
+    """The text of ``symgen kernels``: every registered kernel and its summary, by
+    formulation (the default one first, its default kernels marked with ``*``)."""
+    kernels = registry.all_kernels()
+    width = max(len(name) for name in kernels)
+    formulations = dict.fromkeys([registry.DEFAULT_FORMULATION,
+                                  *(k.formulation for k in kernels.values())])
+    lines = []
+    for formulation in formulations:
+        lines.append(f"{formulation} formulation:")
+        lines += [f"  {'*' if k.default and formulation == registry.DEFAULT_FORMULATION else ' '}"
+                  f" {k.name.ljust(width)}  {k.summary}"
+                  for k in kernels.values() if k.formulation == formulation]
+    lines.append("* generated when --kernels is not given; --kernels A,B,... names any "
+                 "(of one formulation)")
+    return "\n".join(lines)
+
+
+__all__ = ["OP_COLUMNS", "derive_catalogue", "derive_with_progress", "kernel_catalogue",
+           "ops_table"]

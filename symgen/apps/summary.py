@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from symgen.formulations.tree.options import default_frames
 from symgen.model import JointType, Model
 from symgen.model.force_elements import describe as describe_element
 from symgen.model.force_elements import labelled_values
 from symgen.model.scalars import scalar_text
+from symgen.reference.kinematics import forward_kinematics
 
 _fmt = scalar_text
 
@@ -49,6 +53,7 @@ def describe(model: Model) -> str:
         lines.append(
             f"  {frame.name:<28} on {frame.body:<28} at {_vec(frame.placement.translation)}"
         )
+    lines.append(f"default frames (per-frame kernels): {', '.join(default_frames(model)) or '-'}")
     lines.append("")
     lines.append(f"loop joints ({len(model.loop_joints)})")
     for joint in model.loop_joints:
@@ -143,9 +148,14 @@ def mobile_base_hint(model: Model) -> str | None:
     """A one-line hint when a fixed-base model looks like a free-moving robot, else None.
 
     The rule: the base is fixed, and either nothing moves (nv = 0: a lone body such as a
-    quadrotor) or the root carries two or more limbs, a limb being a chain of at least two
-    moving bodies (legs of a legged robot or humanoid). Arms mounted on a fixed root (one
-    limb) get no hint; a torso with two arms or a hand with fingers get it, which is why it
+    quadrotor) or the model stands on legs (:func:`standing_limbs`): in the neutral
+    configuration, two or more limbs end lowest, at one height, further below the root than
+    the model rises above it, and they part high up, near the root. Arms on a fixed root, a
+    hand's fingers (which part at the palm, and point up or forward), a wheeled base (its
+    wheels turn about axles above the root's ground-level frame) and an upper body's
+    hanging arms get no hint. The root's mass is not known to the model (a fixed root
+    carries no dynamics), so it is not used; "down" is the model's gravity, so a file drawn
+    with another axis up (example-robot-data's y-up ``human.urdf``) gets no hint; the hint
     is worded as a question of use.
     """
     if free_base_joint(model) is not None or _declares_its_base(model):
@@ -153,12 +163,75 @@ def mobile_base_hint(model: Model) -> str | None:
     if model.nv == 0:
         return (f"hint: model {model.name!r} has no moving joint; if {model.root!r} is a "
                 f"free-flying body, use --floating-base")
-
-    def depth(i: int) -> int:
-        return 1 + max((depth(c) for c in model.children(i)), default=0)
-
-    limbs = [i for i, parent in enumerate(model.parents) if parent < 0 and depth(i) >= 2]
-    if len(limbs) < 2:
+    legs = standing_limbs(model)
+    if len(legs) < 2:
         return None
-    return (f"hint: the base is fixed, and root {model.root!r} carries {len(limbs)} limbs; "
-            f"if the robot moves freely (legged, humanoid, flying), use --floating-base")
+    return (f"hint: the base is fixed, and root {model.root!r} stands on {len(legs)} limbs; "
+            f"if the robot moves freely (legged, humanoid), use --floating-base")
+
+
+def _down(model: Model) -> np.ndarray | None:
+    """The unit vector of gravity, None without gravity."""
+    g = np.array([float(x) for x in model.resolve().gravity])
+    norm = float(np.linalg.norm(g))
+    return g / norm if norm > 0 else None
+
+
+def _lowest_ends(model: Model, heights: dict[str, float]) -> dict[int, float]:
+    """How far below the root each leaf of the moving tree reaches (``heights``: each body's
+    and frame's drop below the root): its origin or the lowest link ending the tree on it."""
+    ends: dict[int, float] = {}
+    for i, body in enumerate(model.bodies):
+        if not model.children(i):
+            names = [body.name] + [f.name for f in model.frames
+                                   if f.body == body.name and f.link and f.leaf]
+            ends[i] = max(heights[n] for n in names)
+    return ends
+
+
+def _branch(model: Model, bodies: list[int]) -> int:
+    """The deepest common ancestor of ``bodies`` (-1: the root)."""
+    def path(i: int) -> list[int]:
+        return [*path(model.parents[i]), i] if i >= 0 else []
+
+    common = -1
+    for step in zip(*(path(i) for i in bodies), strict=False):
+        if len(set(step)) > 1:
+            break
+        common = step[0]
+    return common
+
+
+def standing_limbs(model: Model) -> list[int]:
+    """The limbs a fixed-base model would stand on (as the children of the body, or root,
+    where they part), else []: in the neutral configuration, the leaves reaching lowest, to
+    within 10% of one another, further below the root than anything of the model rises
+    above it (a trunk or pelvis on its legs, not an upper body with hanging arms), and
+    parting in the upper half of that drop (legs part at the hips; a hand hung down parts
+    at its palm, just above its finger tips)."""
+    down = _down(model)
+    if down is None:
+        return []
+    poses = forward_kinematics(model, model.neutral_configuration)
+    heights = {name: float(t[:3, 3] @ down) for name, t in poses.items()}
+    ends = _lowest_ends(model, heights)
+    lowest = max(ends.values(), default=0.0)
+    if lowest <= max(0.0, -min(heights.values())):  # reaches further up than down
+        return []
+    feet = [i for i, drop in ends.items() if drop >= 0.9 * lowest]
+    if len(feet) < 2:
+        return []
+    part = _branch(model, feet)
+    if part >= 0 and lowest - heights[model.bodies[part].name] < 0.5 * lowest:
+        return []
+    limbs = {_child_towards(model, part, i) for i in feet}
+    return sorted(limbs) if len(limbs) >= 2 else []
+
+
+def _child_towards(model: Model, ancestor: int, i: int) -> int:
+    """The child of ``ancestor`` (-1: the root) on the path down to body ``i``."""
+    while model.parents[i] != ancestor:
+        i = model.parents[i]
+    return i
+
+

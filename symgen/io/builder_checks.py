@@ -334,6 +334,10 @@ def _merge_fixed(
     # links something hangs from (a joint, a loop joint or a frame): not ends of the tree
     carrying = {j.parent for j in tree} | {f.body for f in b._frames}
     carrying |= {j.parent for j in loops} | {j.child for j in loops}
+    hanging: dict[str, tuple[str, ...]] = {}  # link -> the moving joints hanging from it
+    for j in tree:
+        if j.type is not JointType.FIXED:
+            hanging[j.parent] = (*hanging.get(j.parent, ()), j.name)
     for j in order:  # parents come before children, so owner[j.parent] is known
         host, to_host = owner[j.parent]
         if j.type is JointType.FIXED:
@@ -341,7 +345,8 @@ def _merge_fixed(
             owner[j.child] = (host, pose)
             extra_frames.append(
                 Frame(j.child, host, pose, bodies[j.child].source, link=True,
-                      leaf=j.child not in carrying)
+                      leaf=j.child not in carrying, parent=j.parent,
+                      joints=hanging.get(j.child, ()))
             )
         else:
             owner[j.child] = (j.child, Transform())
@@ -359,7 +364,8 @@ def _merge_fixed(
             body = Body(body.name, mass, com, inertia, body.source)
         merged_bodies.append(body)
     frames = extra_frames + [
-        replace(f, body=owner[f.body][0], placement=owner[f.body][1].compose(f.placement))
+        replace(f, body=owner[f.body][0], placement=owner[f.body][1].compose(f.placement),
+                parent=f.body)
         for f in b._frames
     ]
     new_loops = []

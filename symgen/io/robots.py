@@ -1,5 +1,6 @@
 """Robot models for tests, examples and benchmarks: the URDFs shipped by the PyPI package
-``example-robot-data``, and synthetic n-link spatial chains."""
+``example-robot-data`` (which :func:`symgen.load` also accepts by name, :func:`find_robot`),
+and synthetic n-link spatial chains."""
 
 from __future__ import annotations
 
@@ -44,6 +45,40 @@ def robot_urdf(name: str) -> Path:
 def all_urdfs() -> list[Path]:
     """Every URDF file shipped in example-robot-data's robots folder, sorted."""
     return sorted(example_robot_data_dir().rglob("*.urdf"))
+
+
+def find_robot(name: str) -> Path | None:
+    """The URDF a robot name stands for, where example-robot-data is installed: a short
+    name of :data:`KNOWN_ROBOTS` (``panda``), a URDF's file name without ``.urdf``
+    (``talos_full_v2``, ``g1_29dof_rev_1_0``) or its path below the robots folder
+    (``anymal_b_simple_description/robots/anymal``); None when the package is missing or
+    no file matches; a one-line error when several do."""
+    if not name or any(c in name for c in "\\:") or name.endswith((".urdf", ".xml", ".sdf",
+                                                                  ".yaml", ".yml")):
+        return None
+    try:
+        root = example_robot_data_dir()
+    except SymgenError:
+        return None
+    if name in KNOWN_ROBOTS:
+        return root / KNOWN_ROBOTS[name]
+    matches = [p for p in all_urdfs() if p.stem == name
+               or p.relative_to(root).with_suffix("").as_posix() == name]
+    if len(matches) > 1:
+        choices = ", ".join(p.relative_to(root).with_suffix("").as_posix() for p in matches)
+        raise SymgenError(f"robot name {name!r} is ambiguous in example-robot-data: "
+                          f"{choices}")
+    return matches[0] if matches else None
+
+
+def robot_names() -> list[str]:
+    """The names :func:`find_robot` accepts (short names, then the file names), or [] when
+    example-robot-data is not installed."""
+    try:
+        stems = sorted({p.stem for p in all_urdfs()})
+    except SymgenError:
+        return []
+    return [*KNOWN_ROBOTS, *(s for s in stems if s not in KNOWN_ROBOTS)]
 
 
 # ---------------------------------------------------------------- synthetic chains

@@ -4,8 +4,9 @@ Supported subset (docs/model-format.md): ``<robot name>``; ``<link>`` with an op
 ``<inertial>`` (``<origin xyz rpy>``, ``<mass value>``, ``<inertia ixx ixy ixz iyy iyz izz>``);
 ``<joint>`` of type revolute, continuous, prismatic, fixed, floating (symgen "free") or planar
 (``axis`` = plane normal), with ``<origin>``, ``<axis>``, ``<limit>`` and ``<mimic>``. Visual,
-collision, gazebo, transmission, sensor and other elements are ignored. Validation is left to
-:meth:`ModelBuilder.build`; every element carries its file:line so errors cite it.
+collision, gazebo, transmission, sensor and other elements of the URDF specification are
+ignored; unknown ones (typos) are warned about (:mod:`symgen.io.urdf_schema`). Validation is
+left to :meth:`ModelBuilder.build`; every element carries its file:line so errors cite it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from symgen.errors import ModelError, SourceRef
 from symgen.io._xml import Node, SourceErrors, parse_xml
 from symgen.io.builder import Locks, ModelBuilder
+from symgen.io.urdf_schema import check_urdf
 from symgen.model import Limits, Model
 from symgen.model.transform import mat_mul, rotation_from_rpy, transpose
 
@@ -37,7 +39,8 @@ UNIVERSE = "universe"
 
 
 def read_urdf(
-    path: str | Path, floating_base: bool = False, lock: Locks | None = None
+    path: str | Path, floating_base: bool = False, lock: Locks | None = None,
+    couplings: bool = True, strict: bool = False,
 ) -> Model:
     """Read a URDF file into a validated :class:`Model`.
 
@@ -46,15 +49,24 @@ def read_urdf(
     (``universe`` when the URDF's root link is itself called ``world``) and a free joint
     ``root_joint`` connects it to the URDF's root link. ``lock`` maps joint names to the
     values they are held at (None: neutral), see :meth:`ModelBuilder.lock`.
+    ``couplings=False`` leaves the ``<mimic>`` tags unread: every joint keeps its own
+    coordinate, and a mimic naming a joint that does not exist is no error. An unknown
+    element or attribute (a likely typo) is a :class:`~symgen.errors.ModelWarning`, with
+    ``strict=True`` a :class:`ModelError`.
     """
     path = Path(path)
     try:
-        return _UrdfReader(path).read(floating_base, lock)
+        return _UrdfReader(path, couplings, strict).read(floating_base, lock)
     except RecursionError:  # nothing here recurses per level; this is the last defence
         raise ModelError("the model is nested too deeply to read", SourceRef(str(path))) from None
 
 
 class _UrdfReader(SourceErrors):
+
+    def __init__(self, path: Path, couplings: bool = True, strict: bool = False) -> None:
+        super().__init__(path)
+        self.couplings = couplings
+        self.strict = strict
 
     # ------------------------------------------------------------------ values
     def floats(
@@ -139,6 +151,29 @@ class _UrdfReader(SourceErrors):
             effort=self.number(node, "effort", None, where),
         )
 
+    def mimic(self, builder: ModelBuilder, joint: Node, jname: str, where: str, jtype: str,
+              joint_names: set[str]) -> None:
+        """The coupling of the joint's ``<mimic>``, if any. A <mimic> left on a joint that was
+        made fixed (reduced models such as talos_reduced.urdf) describes a motion that cannot
+        happen: ignored."""
+        mimic = joint.find("mimic")
+        if mimic is None or jtype == "fixed":
+            return
+        master = mimic.attrs.get("joint")
+        if not master:
+            raise self.error(f"{where}: <mimic> has no 'joint' attribute", mimic)
+        if master not in joint_names:
+            raise self.error(
+                f"{where}: <mimic> names mimic master {master!r} that does not exist; load "
+                "with --no-couplings (couplings=False) to ignore the <mimic> tags", mimic)
+        builder.coupling(
+            jname,
+            master,
+            ratio=self.number(mimic, "multiplier", 1.0, where),
+            offset=self.number(mimic, "offset", 0.0, where),
+            source=self.ref(mimic),
+        )
+
     def link_ref(self, joint: Node, role: str, where: str) -> str:
         node = joint.find(role)
         if node is None:
@@ -155,6 +190,7 @@ class _UrdfReader(SourceErrors):
             raise self.error(
                 f"not a URDF file: the top element is <{robot.tag}>, not <robot>", robot
             )
+        check_urdf(robot, self.file, self.strict)
         name = robot.attrs.get("name") or self.path.stem
         links = robot.findall("link")
         joints = robot.findall("joint")
@@ -199,6 +235,7 @@ class _UrdfReader(SourceErrors):
             builder.joint(
                 ROOT_JOINT, "free", parent=root, child=root_link, source=self.ref(root_node)
             )
+        joint_names = {p[1] for p in parsed}
         # Siblings are numbered in the alphabetical order of their joint names, as urdfdom
         # (and so Pinocchio) does: q and v then come in Pinocchio's order.
         for node, jname, where, jtype, parent, child in sorted(parsed, key=lambda p: p[1]):
@@ -220,20 +257,8 @@ class _UrdfReader(SourceErrors):
                 limits=self.limits(node, where),
                 source=self.ref(node),
             )
-            mimic = node.find("mimic")
-            # A <mimic> left on a joint that was made fixed (reduced models such as
-            # talos_reduced.urdf) describes a motion that cannot happen: ignore it.
-            if mimic is not None and jtype != "fixed":
-                master = mimic.attrs.get("joint")
-                if not master:
-                    raise self.error(f"{where}: <mimic> has no 'joint' attribute", mimic)
-                builder.coupling(
-                    jname,
-                    master,
-                    ratio=self.number(mimic, "multiplier", 1.0, where),
-                    offset=self.number(mimic, "offset", 0.0, where),
-                    source=self.ref(mimic),
-                )
+            if self.couplings:
+                self.mimic(builder, node, jname, where, jtype, joint_names)
         for jname, value in (lock or {}).items():
             builder.lock(jname, value)
         return builder.build()

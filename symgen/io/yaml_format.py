@@ -301,7 +301,7 @@ class _YamlReader:
             bname = self.string(d, "name", "body entry")
             what = f"body {bname!r}"
             self.check_keys(d, what, BODY_KEYS, ("name",))
-            mass = self.number(d, "mass", what, 0.0)
+            mass = self.body_mass(d, what)
             com = self.vector(d, "com", what, (0.0, 0.0, 0.0), (2, 3) if self.planar else (3,))
             inertia = self.inertia(d, what)
             if bname == file_root:
@@ -458,6 +458,14 @@ class _YamlReader:
             out.append((pname, self.finite(default, f"{what}: default", line), description, line))
             self.parameters.add(pname)
         return out
+
+    def body_mass(self, d: LineDict, what: str) -> Scalar:
+        """The required ``mass`` of a body entry (a massless body says ``mass: 0``, so that a
+        forgotten mass is an error, not 0 kg)."""
+        if "mass" not in d:
+            raise self.fail(f"{what}: missing required key 'mass' (write 'mass: 0' for a "
+                            "massless body)", d.line)
+        return self.number(d, "mass", what, 0.0)
 
     def inertia(self, d: LineDict, what: str):
         """Rotational inertia about the COM: the builder's forms, a mapping, or (planar) izz."""

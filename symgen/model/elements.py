@@ -89,7 +89,10 @@ class Frame:
     ``link`` is True for a body of the description merged in by a fixed joint (a URDF link),
     False for a declared frame; ``leaf`` is True when nothing of the description hangs from
     it (no joint, link or frame attached): an end of the source tree such as a foot, a tool
-    flange or a TCP. :func:`symgen.generate.default_frames` uses both.
+    flange or a TCP. ``parent`` is the link (or body) of the description it is fixed to
+    ("" when unknown) and ``joints`` the moving joints of the description that hang from it
+    (a palm's fingers): where a link sits in the fixed part of the tree.
+    :func:`symgen.generate.default_frames` uses them (:mod:`symgen.model.limbs`).
     """
 
     name: str
@@ -98,6 +101,8 @@ class Frame:
     source: SourceRef | None = field(default=None, compare=False)
     link: bool = False
     leaf: bool = True
+    parent: str = ""
+    joints: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

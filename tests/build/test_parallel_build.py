@@ -18,10 +18,11 @@ from paths import EXAMPLES
 
 import symgen
 import symgen.backends.c99.emit
+import symgen.build.compiler
 from symgen.backends import emit_simd
 from symgen.backends.c99.emit import MIN_UNIT_STATEMENTS, emit_c, partition
 from symgen.backends.c99.printer import ZERO_FILL_MIN
-from symgen.build.compiler import build_jobs, compile_kernels
+from symgen.build.compiler import MIN_UNITS, build_jobs, compile_kernels
 from symgen.errors import SymgenError
 from symgen.ir.counts import op_counts
 
@@ -119,15 +120,18 @@ def _evaluate_all(compiled, ks, seed: int = 3) -> dict[str, list[np.ndarray]]:
 def test_split_build_equals_single_unit_build(monkeypatch, tmp_path, small_units):
     ks = pendulum()
     results = []
-    for jobs in ("1", "3"):
+    # one unit; a serial build split for its progress (MIN_UNITS); a parallel one
+    for jobs, min_units, units in (("1", 1, 0), ("1", MIN_UNITS, MIN_UNITS), ("3", 1, 6)):
         monkeypatch.setenv("SYMGEN_BUILD_JOBS", jobs)
-        monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path / jobs))
+        monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path / f"{jobs}-{min_units}"))
+        monkeypatch.setattr(symgen.build.compiler, "MIN_UNITS", min_units)
         compiled = compile_kernels(ks, vectorize="auto")
-        assert len(compiled.source.units) == (0 if jobs == "1" else 6)
+        assert len(compiled.source.units) == units
         results.append(_evaluate_all(compiled, ks))
-    for name, outputs in results[0].items():
-        for a, b in zip(outputs, results[1][name], strict=True):
-            np.testing.assert_array_equal(a, b, err_msg=name)
+    for other in results[1:]:
+        for name, outputs in results[0].items():
+            for a, b in zip(outputs, other[name], strict=True):
+                np.testing.assert_array_equal(a, b, err_msg=name)
 
 
 def test_zero_filled_outputs_equal_the_matrices(tmp_path):

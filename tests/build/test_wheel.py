@@ -56,6 +56,9 @@ def test_wheel_installed_in_a_fresh_venv_generates_compiles_and_verifies_panda(t
     work.mkdir()
     where = _run([bindir / "python", "-c", "import symgen; print(symgen.__file__)"], work, env)
     assert Path(where.stdout.strip()).is_relative_to(venv)
+    typed = _run([bindir / "python", "-c", "import pathlib, symgen; print(pathlib.Path("
+                  "symgen.__file__).with_name('py.typed').is_file())"], work, env)
+    assert typed.stdout.strip() == "True"  # PEP 561: the type hints ship
 
     _run([bindir / "symgen", "generate", panda, "-o", "out", "--kernels", KERNELS], work, env)
     assert sorted(p.name for p in (work / "out").iterdir()) == ["panda.c", "panda.h"]

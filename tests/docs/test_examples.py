@@ -12,12 +12,28 @@ import pytest
 from paths import ROOT
 
 
-def run_example(tmp_path: Path, script: str, *args: str) -> str:
+def run_example(tmp_path: Path, script: str, *args: str, timeout: float = 600) -> str:
     env = dict(os.environ, SYMGEN_CACHE_DIR=str(tmp_path / "cache"))
     result = subprocess.run([sys.executable, str(ROOT / "examples" / script), *args],
-                            capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+                            capture_output=True, text=True, timeout=timeout, env=env,
+                            cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
+
+
+SCRIPTS = sorted(p.name for p in (ROOT / "examples").glob("*.py"))
+#: Seconds an example may take with its defaults (others: 900): verify_robot_data verifies
+#: every URDF of example-robot-data, about a minute each, two at a time on two cores.
+EXAMPLE_TIMEOUT = {"verify_robot_data.py": 3600}
+
+
+@pytest.mark.slow  # 10 s to 2 minutes each (natural_mechanisms: four mechanisms over 2 s)
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_every_example_runs_with_its_documented_defaults(tmp_path, script):
+    """Each example as its docstring's usage line runs it, no argument given (the default
+    robot, model, duration and step), exits 0 — every example reports a failed check by
+    its exit code."""
+    run_example(tmp_path, script, timeout=EXAMPLE_TIMEOUT.get(script, 900))
 
 
 def test_simulation_conserves_energy(tmp_path):

@@ -327,6 +327,25 @@ def check_error(path: Path, needle: str, pattern: str) -> None:
 
 
 
+def test_body_without_mass_is_an_error(tmp_path):
+    """A forgotten mass would be 0 kg: the key is required, ``mass: 0`` says massless."""
+    path = write(tmp_path, BASE.replace("    mass: 1\n", ""))
+    check_error(path, "- name: link", r"body 'link': missing required key 'mass' \(write "
+                r"'mass: 0' for a massless body\)")
+
+
+def test_explicitly_massless_body(tmp_path):
+    text = BASE.replace("    mass: 1\n    inertia: [0.1, 0.1, 0.1]\n", "    mass: 0\n") + """
+  - name: j2
+    type: revolute
+    parent: link
+    child: tip
+"""
+    text = text.replace("joints:", "  - {name: tip, mass: 2, com: [0, 0, 1]}\njoints:")
+    model = read_yaml(write(tmp_path, text))
+    assert [float(b.mass) for b in model.bodies] == [0.0, 2.0]
+
+
 def test_unknown_top_level_key(tmp_path):
     path = write(tmp_path, BASE + "jionts: []\n")
     check_error(path, "jionts", r"model: unknown key 'jionts' \(did you mean 'joints'\?")

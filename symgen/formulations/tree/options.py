@@ -11,6 +11,7 @@ from symgen.errors import SymgenError
 from symgen.formulations.kinematics import REFERENCES
 from symgen.formulations.tree.hinges import SNAP_TOLERANCE
 from symgen.model import Model
+from symgen.model.limbs import end_names, limb_ends
 
 PARTITION_CHOICES = ("auto", "always", "never")
 FD_METHODS = ("auto", "aba", "ltdl", "embedded", "multipliers")
@@ -107,43 +108,35 @@ class Options:
 
 
 def default_frames(model: Model) -> tuple[str, ...]:
-    """The frames of the per-frame kernels when none are given: the tips a user acts through.
+    """The frames of the per-frame kernels when none are given: the limb ends a user acts
+    through (feet, hands, tool frames), found from the kinematic structure
+    (:mod:`symgen.model.limbs`).
 
-    - every declared frame (YAML ``frames:``, :meth:`ModelBuilder.frame`);
-    - for each leaf body of the moving tree (a body no joint carries further): the links
-      merged into it that end the description's tree (:attr:`Frame.leaf`: feet, soles,
-      ``tool0``), or its declared frames; when it has none, the tree-ending links of its
-      nearest moving ancestor that has some (the Panda's ``panda_hand_tcp`` sits on link 7,
-      above the finger bodies); else the leaf body itself;
-    - never a frame fixed on the root (its Jacobian is zero).
+    - every declared frame (YAML ``frames:``, :meth:`ModelBuilder.frame`) not on the root;
+    - for each limb end (a leaf body of the moving tree, or a *hand*: a body carrying two or
+      more moving chains shorter than the chain leading to it, e.g. the Panda's link 7 with
+      its fingers): the links merged into it that end the description's tree
+      (:attr:`Frame.leaf`: soles, ``tool0``, the Panda's ``panda_hand_tcp``) but those
+      named like sensors (a tie-break, :data:`symgen.model.limbs.SENSOR_WORDS`); else, for
+      a hand, the link its fingers hang from (a palm); else, unless it has declared frames,
+      the body itself (a head carrying only cameras). A bare leaf first walks up its
+      unbranched chain to the nearest body with tree-ending links;
+    - never a link fixed to a body in the middle of the tree (a torso's IMU, camera, logo or
+      arm mounts) and never a frame fixed on the root (its Jacobian is zero).
 
     Frames first, in model order, then bodies. For every frame:
     ``Options(frames=tuple(model.frame_names))`` or ``--frame all``.
     """
-    on_root = {f.name for f in model.frames if f.body == model.root}
-    declared = [f for f in model.frames if not f.link and f.name not in on_root]
-    chosen = {f.name for f in declared}
-    ends: dict[str, list[str]] = {}  # body -> links merged into it that end the tree
-    for f in model.frames:
-        if f.link and f.leaf and f.name not in on_root:
-            ends.setdefault(f.body, []).append(f.name)
-    own = {f.body for f in declared} | set(ends)
-    bodies: set[str] = set()
-    for i, body in enumerate(model.bodies):
-        if model.children(i) or body.name in own:
-            continue
-        k = model.parents[i]
-        while k >= 0 and model.bodies[k].name not in ends:
-            k = model.parents[k]
-        if k >= 0:
-            chosen.update(ends[model.bodies[k].name])
+    declared = {f.name for f in model.frames if not f.link and f.body != model.root}
+    chosen = set(declared)
+    for i in limb_ends(model):
+        body = model.bodies[i].name
+        if any(f.body == body for f in model.frames if f.name in declared):
+            chosen.update(n for n in end_names(model, i) if n != body)
         else:
-            bodies.add(body.name)
-    for name, links in ends.items():
-        if not model.children(model.body_index(name)):
-            chosen.update(links)
+            chosen.update(end_names(model, i))
     frames = [f.name for f in model.frames if f.name in chosen]
-    return tuple(frames + [b.name for b in model.bodies if b.name in bodies])
+    return tuple(frames + [b.name for b in model.bodies if b.name in chosen])
 
 
 def check_frames(model: Model, frames: Sequence[str]) -> None:
