@@ -17,6 +17,7 @@ from typing import NoReturn
 import click
 
 import symgen.registry as registry
+from symgen.apps.cli_help import LOCK_HELP, NO_COUPLINGS_HELP, STRICT_HELP
 from symgen.apps.cli_report import (
     OP_COLUMNS,
     derive_catalogue,
@@ -131,24 +132,6 @@ def main(debug: bool) -> None:
 def _warning_line(message, category, filename, lineno, line=None) -> str:
     """Warnings on stderr as one line each, without Python's source excerpt."""
     return f"warning: {message}\n"
-
-
-#: Help of ``--lock`` (info, generate, verify).
-LOCK_HELP = (
-    "Hold joint JOINT at VALUE (default: its neutral value, 0 or the identity quaternion; "
-    "a multi-DOF joint takes its nq numbers, comma-separated) and lump what it carries, as "
-    "Pinocchio's buildReducedModel; joints coupled to it (<mimic>) follow. Repeatable."
-)
-#: Help of ``--no-couplings`` and ``--strict`` (info, generate, verify).
-NO_COUPLINGS_HELP = (
-    "Drop the model's gear and mimic couplings: every joint keeps its own coordinate "
-    "(Pinocchio's mimic=False); a URDF's <mimic> tags are not read, so a broken one (a master "
-    "that does not exist) loads. Default: imposed."
-)
-STRICT_HELP = (
-    "Make the warnings about unknown URDF elements and attributes (likely typos, such as "
-    "<axsi> or xzy=) errors."
-)
 
 
 def parse_locks(specs: tuple[str, ...]) -> dict[str, list[float] | None]:

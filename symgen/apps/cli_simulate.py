@@ -7,6 +7,7 @@ import sys
 import click
 import numpy as np
 
+from symgen.apps.cli_help import NO_COUPLINGS_HELP, STRICT_HELP
 from symgen.errors import SymgenError
 from symgen.io import load
 from symgen.io.mjcf_state import keyframe
@@ -55,14 +56,20 @@ def _numbers(text: str | None, option: str, size: int, what: str) -> np.ndarray 
               help="Write t, q, v of every recorded step as CSV.")
 @click.option("--every", type=click.IntRange(1), default=1, show_default=True,
               help="Record every k-th step.")
+@click.option("--floating-base", is_flag=True,
+              help="Attach the model's root body to the world by a free joint.")
+@click.option("--no-couplings", is_flag=True, help=NO_COUPLINGS_HELP)
+@click.option("--strict", is_flag=True, help=STRICT_HELP)
 def simulate_command(model_path, duration, dt, method, tolerance, q0, v0, key, tau,
-                     plot_path, csv_path, every) -> None:
+                     plot_path, csv_path, every, floating_base=False, no_couplings=False,
+                     strict=False) -> None:
     """Simulate MODEL for --duration seconds (symgen.simulate: open trees by their forward
     dynamics, closed loops by the generated Runge-Kutta step with augmented-Lagrangian
     accelerations and projections onto the constraints; docs/api.md, "Simulation"), and
     print the final state, the largest constraint residuals and the energy balance.
     Progress goes to stderr."""
-    model = load(model_path)
+    model = load(model_path, floating_base=floating_base, couplings=not no_couplings,
+                 strict=strict)
     if key is not None:
         if q0 is not None or v0 is not None:
             raise SymgenError("--keyframe and --q0/--v0 are alternatives: give one")

@@ -65,3 +65,7 @@ def test_no_couplings_loads_a_broken_mimic(tmp_path):
                        "-o", str(out))
     assert result.exit_code == 0, result.stderr
     assert "#define ARM_NV 2" in (out / "arm.h").read_text()
+    result = run_split("simulate", str(path), "--no-couplings", "--duration", "0.01",
+                       "--dt", "0.005")
+    assert result.exit_code == 0, result.stderr
+    assert "3 recorded states" in result.stdout
