@@ -55,13 +55,14 @@ KERNELS = ("embedded_forward_dynamics", "dependent_coordinates", "loop_jacobian"
 class _Partition:
     """The compiled kernels of one choice of independent coordinates."""
 
-    def __init__(self, model: Model, independent: tuple[str, ...] | None, params) -> None:
+    def __init__(self, model: Model, independent: tuple[str, ...] | None, params,
+                 progress: bool | None = None) -> None:
         names = list(KERNELS) + (["element_forces"] if model.force_elements else [])
         options = Options(independent=independent)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*leave out the force elements")
             ks = generate(model, names, options=options)
-        self.lib = compile_kernels(ks, vectorize=None)
+        self.lib = compile_kernels(ks, vectorize=None, progress=progress)
         self.columns = list(ks.context.embedding.independent)
         joints = [j.name for j in model.independent_joints]
         self.names = tuple(dict.fromkeys(
@@ -116,7 +117,7 @@ def simulate_embedded(model: Model, duration: float, dt: float, q0: Array, v0: A
 
     def partition(independent: tuple[str, ...] | None) -> _Partition:
         if independent not in partitions:
-            partitions[independent] = _Partition(model, independent, params)
+            partitions[independent] = _Partition(model, independent, params, progress)
         return partitions[independent]
 
     part = partition(None)

@@ -33,12 +33,13 @@ def kernel_names(model: Model, method: str) -> list[str]:
     return names + (["element_forces"] if model.force_elements else [])
 
 
-def _kernels(model: Model, method: str, dt: float | None):
+def _kernels(model: Model, method: str, dt: float | None, progress: bool | None):
     names = kernel_names(model, method)
     with warnings.catch_warnings():  # the force elements are added by the step kernels
         warnings.filterwarnings("ignore", message=".*leave out the force elements")
         options = Options(step=dt) if method == "loop_trapezoidal" and dt else Options()
-        return compile_kernels(generate(model, names, options=options), vectorize=None)
+        return compile_kernels(generate(model, names, options=options), vectorize=None,
+                               progress=progress)
 
 
 def simulate_loop_steps(model: Model, duration: float, dt: float | None, q0: Array,
@@ -57,7 +58,7 @@ def simulate_loop_steps(model: Model, duration: float, dt: float | None, q0: Arr
                               f"dt = {dt}")
     elif method != "loop_rk4":
         raise SymgenError(f"simulate: method {method!r} takes a fixed step: give dt")
-    lib = _kernels(model, method, dt) if kernels is None else kernels
+    lib = _kernels(model, method, dt, progress) if kernels is None else kernels
     missing = [name for name in kernel_names(model, method) if not hasattr(lib, name)]
     if missing:
         raise SymgenError(f"simulate: the given kernels lack {', '.join(missing)} (method "

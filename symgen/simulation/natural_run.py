@@ -190,7 +190,8 @@ class _Kernels:
         return float((moving - still) @ qd)
 
 
-def _compiled(model: Model, nm: NaturalModel | None, method: str, h: float | None):
+def _compiled(model: Model, nm: NaturalModel | None, method: str, h: float | None,
+              progress: bool | None):
     """The run's kernels, generated and compiled (cached on disk): ``nc_step`` bakes h, the
     others do not depend on it."""
     nm = nm if nm is not None else natural_model(model)
@@ -199,7 +200,7 @@ def _compiled(model: Model, nm: NaturalModel | None, method: str, h: float | Non
         opts = NaturalOptions(step=h, baumgarte=0.0)
     ks = generate(model, natural_kernel_names(model, method), opts,
                   context=NaturalContext(model.resolve(), nm, opts))
-    return compile_kernels(ks, vectorize=None)
+    return compile_kernels(ks, vectorize=None, progress=progress)
 
 
 def _given_kernels(kernels, method: str, dt: float | None) -> tuple[NaturalModel, float | None]:
@@ -272,7 +273,7 @@ def simulate_natural(model: Model, duration: float, dt: float | None = None,
     v_joint = np.zeros(model.nv) if v0 is None else np.asarray(v0, dtype=float)
     if q_joint.shape != (model.nq,) or v_joint.shape != (model.nv,):
         raise SymgenError(f"simulate: q0 needs nq = {model.nq} values and v0 nv = {model.nv}")
-    lib = kernels if kernels is not None else _compiled(model, nm, method, h)
+    lib = kernels if kernels is not None else _compiled(model, nm, method, h, progress)
     k = _Kernels(lib, NATURAL_METHODS[method], force_params, nm)
     readback.bind(lib, q_joint)
     q, qd = natural_state(model, q_joint, v_joint, nm)

@@ -165,7 +165,8 @@ def simulate(model: Model | str | Path, duration: float, dt: float | None = None
     the fixed ``dt`` (default 1 ms), the trajectory read back in joint coordinates
     (:mod:`symgen.simulation.natural_run`; 1-DOF, spherical and free joints). The initial
     state is projected onto the constraints. ``record_every`` keeps every k-th step.
-    ``progress``: lines on stderr (None: when the run takes longer than a few seconds).
+    ``progress``: lines on stderr (None: when the run takes longer than a few seconds; the
+    same for the compilation of its kernels).
     ``kernels``:
     compiled kernels of the model to reuse (``symgen.compile_kernels``; for the closed-loop
     steps they must hold ``loop_run.kernel_names(model, method)``; not for ``"embedded"``,
@@ -207,7 +208,7 @@ def simulate(model: Model | str | Path, duration: float, dt: float | None = None
         with warnings.catch_warnings():  # simulate adds the force elements itself
             warnings.filterwarnings("ignore", message=".*leave out the force elements")
             kernels = compile_kernels(generate(model, _kernel_names(model, method)),
-                                      vectorize=None)
+                                      vectorize=None, progress=progress)
     lib = kernels
     dyn = _Dynamics(model, method, lib, params)
     forces = forces_function(tau, model.nv)
