@@ -135,8 +135,8 @@ def base_description(model: Model) -> str:
     if _declares_its_base(model):
         return (f"fixed: no free joint joins a body to {model.root!r} (the file declares its "
                 "floating bases, <freejoint/>)")
-    return (f"fixed: root {model.root!r} is welded to the world; use --floating-base to "
-            f"attach it by a free joint")
+    return (f"fixed: root {model.root!r} is welded to the world (--floating-base would attach "
+            f"it by a free joint)")
 
 
 def _declares_its_base(model: Model) -> bool:
