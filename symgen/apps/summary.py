@@ -191,8 +191,12 @@ def _lowest_ends(model: Model, heights: dict[str, float]) -> dict[int, float]:
 
 def _branch(model: Model, bodies: list[int]) -> int:
     """The deepest common ancestor of ``bodies`` (-1: the root)."""
-    def path(i: int) -> list[int]:
-        return [*path(model.parents[i]), i] if i >= 0 else []
+    def path(i: int) -> list[int]:  # root to i, without recursion (deep chains)
+        out = []
+        while i >= 0:
+            out.append(i)
+            i = model.parents[i]
+        return out[::-1]
 
     common = -1
     for step in zip(*(path(i) for i in bodies), strict=False):

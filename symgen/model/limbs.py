@@ -61,13 +61,23 @@ def _chain_length(model: Model, i: int) -> float:
 
 def _reach(model: Model, i: int) -> float:
     """The longest path (sum of joint offsets, then of the tree-ending link) from body
-    ``i``'s parent frame down to an end of the description."""
-    children = model.children(i)
-    name = model.bodies[i].name
-    tips = [f.placement.translation for f in model.resolve().frames if f.link and f.leaf
-            and f.body == name] if not children else []
-    below = [_reach(model, c) for c in children] + [_norm(t) for t in tips]
-    return _offset(model, i) + max(below, default=0.0)
+    ``i``'s parent frame down to an end of the description (the subtree walked without
+    recursion: a chain may be thousands of bodies deep)."""
+    subtree, stack = [], [i]
+    while stack:  # preorder: each body before its children
+        k = stack.pop()
+        subtree.append(k)
+        stack.extend(model.children(k))
+    frames = model.resolve().frames
+    reach: dict[int, float] = {}
+    for k in reversed(subtree):  # children before their parent
+        children = model.children(k)
+        name = model.bodies[k].name
+        tips = [_norm(f.placement.translation) for f in frames
+                if f.link and f.leaf and f.body == name] if not children else []
+        below = [reach[c] for c in children] + tips
+        reach[k] = _offset(model, k) + max(below, default=0.0)
+    return reach[i]
 
 
 def is_hand(model: Model, i: int) -> bool:

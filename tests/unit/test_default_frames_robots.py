@@ -206,3 +206,24 @@ def test_wheeled_and_torso_robots_get_no_hint():
     assert mobile_base_hint(robot("baxter_description/urdf/baxter.urdf")) is None
     # an upper body whose arms hang down: its head rises further than its hands hang
     assert mobile_base_hint(robot("alex_description/urdf/alex_sake_hands.urdf")) is None
+
+
+def test_a_deep_branched_tree_needs_no_recursion():
+    """Two 1,100-body arms on one hub (deeper than Python's recursion limit): the ends are
+    the two arm tips, the arms reach sideways (no legs to stand on), no RecursionError."""
+    from symgen.io.builder import ModelBuilder
+
+    b = ModelBuilder("deep", root="world")
+    b.body("hub", mass=1.0, com=(0, 0, 0), inertia=(0.1, 0.1, 0.1))
+    b.joint("j_hub", "revolute", "world", "hub", xyz=(0, 0, 0), rpy=(0, 0, 0), axis=(0, 0, 1))
+    for arm in "ab":
+        parent = "hub"
+        for i in range(1100):
+            name = f"{arm}{i}"
+            b.body(name, mass=1.0, com=(0, 0, 0), inertia=(0.1, 0.1, 0.1))
+            b.joint(f"j{name}", "revolute", parent, name, xyz=(0.1, 0, 0), rpy=(0, 0, 0),
+                    axis=(0, 0, 1))
+            parent = name
+    model = b.build()
+    assert default_frames(model) == ("a1099", "b1099")
+    assert mobile_base_hint(model) is None
