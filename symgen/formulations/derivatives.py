@@ -9,10 +9,11 @@ free joint, body-frame translation) increment, as Pinocchio's derivatives are
 §II). Directions: δ (0 … nv − 1), v (nv … 2nv − 1), τ (2nv … 3nv − 1).
 
 **Inverse dynamics**: ∂τ/∂q and ∂τ/∂v of the Newton-Euler program (∂τ/∂a = M, the
-``mass_matrix`` kernel), by forward mode (2nv tangent directions) or reverse mode (nv adjoint
-directions, one per τᵢ); the cheaper is kept.
+``mass_matrix`` kernel), by forward mode (2nv tangent directions), reverse mode (nv adjoint
+directions, one per τᵢ) or the analytical recursions of Carpentier & Mansard 2018
+(:mod:`symgen.formulations.analytical_derivatives`); the cheapest is kept.
 
-**Forward dynamics**, three derivations (the cheaper is kept): the tangents of the forward
+**Forward dynamics**, four derivations (the cheapest is kept): the tangents of the forward
 dynamics program itself (``direct``), or through inverse dynamics: q̈ = FD(q, v, τ)
 satisfies ID(q, v, q̈) = τ, so ∂q̈/∂x = −M⁻¹ ∂ID/∂x for x = q, v and ∂q̈/∂τ = M⁻¹
 (Carpentier & Mansard 2018, eq. 7), with ∂ID/∂x at the computed q̈ (one reverse sweep of
@@ -22,7 +23,10 @@ as the dense ``mass_matrix_inverse`` program times each column (``via_id``, q̈ 
 forward-dynamics program) or as the tree-sparse LᵀDL solve of each column (``via_ltdl``,
 q̈ by the same factor: Featherstone 2008, Tables 6.3-6.4; a
 column of ∂ID/∂q_j is nonzero only on the ancestors and descendants of DOF j, and the
-solve skips the structural zeros of both the factor and the column).
+solve skips the structural zeros of both the factor and the column), or ``analytical``: as
+``via_ltdl`` with ∂ID/∂x by the analytical recursions. The factored derivations form
+M⁻¹ = L⁻¹D⁻¹L⁻ᵀ once (one triangle) and take each column of −M⁻¹ ∂ID/∂x by the cheaper of
+its sparse solve and the product of M⁻¹ with the column's structural nonzeros.
 """
 
 from __future__ import annotations
@@ -83,6 +87,9 @@ def inverse_dynamics_derivatives(b: ProgramBuilder, context: TreeContext, name: 
     ∂τ/∂δ = ∂τ/∂q · ∂(q ⊕ δ)/∂δ with the second factor from the integrate program's
     tangents)."""
     nv = context.model.nv
+    if method == "analytical":
+        d_q, d_v = _analytical_rows(b, context, name, inputs, inputs["a"])
+        return {"dtau_dq": _flat(d_q), "dtau_dv": _flat(d_v)}
     q, q_tangent = perturbed_configuration(b, context, name, inputs)
     program = inner_program(context, "inverse_dynamics", name)
     values = {**_pass_through(inputs, program), "q": q}
@@ -92,6 +99,20 @@ def inverse_dynamics_derivatives(b: ProgramBuilder, context: TreeContext, name: 
     _, tangents = replay(b, program, values, {"q": q_tangent, "v": seeds(nv, nv)})
     tau = tangents["tau"]
     return {"dtau_dq": _flat(_matrix(tau, 0, nv)), "dtau_dv": _flat(_matrix(tau, nv, nv))}
+
+
+def _analytical_rows(b: ProgramBuilder, context: TreeContext, name: str,
+                     inputs: dict[str, list[Expr]], a: Sequence[Expr]
+                     ) -> tuple[list[list[Expr]], list[list[Expr]]]:
+    """(∂τ/∂δ, ∂τ/∂v) at acceleration ``a`` by the analytical recursions
+    (:mod:`symgen.formulations.analytical_derivatives`; SymgenError where they do not
+    apply)."""
+    from symgen.formulations import analytical_derivatives
+
+    tree = analytical_derivatives.hinge_tree(context.model, b, inputs["q"],
+                                             inputs.get("params") or (), context.snap)
+    return analytical_derivatives.inverse_dynamics_derivatives(
+        b, tree, inputs["v"], a, inputs.get("f_ext"))
 
 
 def _reverse_rows(b: ProgramBuilder, program: Program, values: dict[str, list[Expr]],
@@ -122,8 +143,9 @@ def forward_dynamics_derivatives(b: ProgramBuilder, context: TreeContext, name: 
         return {"dqdd_dq": _flat(_matrix(a, 0, nv)), "dqdd_dv": _flat(_matrix(a, nv, nv)),
                 "dqdd_dtau": _flat(_matrix(a, 2 * nv, nv))}
     inverse = inner_program(context, "inverse_dynamics", name)
-    if method == "via_ltdl":
-        return _via_factor(b, context, name, inputs, q, q_tangent, inverse)
+    if method in ("via_ltdl", "analytical"):
+        return _via_factor(b, context, name, inputs, q, q_tangent, inverse,
+                           analytical=method == "analytical")
     out, _ = replay(b, fd, values)
     values = {**_pass_through(inputs, inverse), "q": q, "a": out["a"]}
     d_q, d_v = _reverse_rows(b, inverse, values, nv, q_tangent)
@@ -141,12 +163,13 @@ def forward_dynamics_derivatives(b: ProgramBuilder, context: TreeContext, name: 
 
 
 def _via_factor(b: ProgramBuilder, context: TreeContext, name: str, inputs: dict[str, list[Expr]],
-                q: list[Expr], q_tangent: Sequence[Tangent], inverse: Program
-                ) -> dict[str, list[Expr]]:
+                q: list[Expr], q_tangent: Sequence[Tangent], inverse: Program,
+                analytical: bool = False) -> dict[str, list[Expr]]:
     """``via_ltdl``: one LᵀDL factor of M(q) (Featherstone 2008, Table 6.3) solves for q̈
     itself (τ − ID(q, v, 0)), then for every column of −∂ID/∂x at q̈ and of the identity
-    (M⁻¹)."""
-    from symgen.formulations.ltdl import dof_parents, ltdl, ltdl_solve
+    (M⁻¹); ∂ID/∂x by one reverse sweep, or (``analytical``) by the analytical recursions
+    (:mod:`symgen.formulations.analytical_derivatives`)."""
+    from symgen.formulations.ltdl import dof_parents, ltdl, ltdl_inverse, ltdl_solve, solve_cost
     from symgen.formulations.tree.hinges import build_tree
 
     nv = context.model.nv
@@ -161,17 +184,31 @@ def _via_factor(b: ProgramBuilder, context: TreeContext, name: str, inputs: dict
                                   "a": [ZERO] * nv})
     qdd = ltdl_solve(b, factor, parent, [b.emit(t - c) for t, c in zip(
         inputs["tau"], bias["tau"], strict=True)], inverse_d)
-    d_q, d_v = _reverse_rows(b, inverse, {**_pass_through(inputs, inverse), "q": q, "a": qdd},
-                             nv, q_tangent)
+    if analytical:
+        d_q, d_v = _analytical_rows(b, context, name, inputs, qdd)
+    else:
+        d_q, d_v = _reverse_rows(b, inverse, {**_pass_through(inputs, inverse), "q": q,
+                                              "a": qdd}, nv, q_tangent)
 
-    def solved(rows: list[list[Expr]], sign: float) -> list[Expr]:
-        out = [ltdl_solve(b, factor, parent, [sign * rows[i][j] for i in range(nv)], inverse_d)
-               for j in range(nv)]
+    inverse = ltdl_inverse(b, factor, parent)
+
+    def solved(rows: list[list[Expr]]) -> list[Expr]:
+        """−M⁻¹ rows, each column by the cheaper of the sparse solve and the product with
+        the explicit M⁻¹ over the column's structural nonzeros."""
+        out = []
+        for j in range(nv):
+            column = [rows[i][j] for i in range(nv)]
+            nonzero = [k for k in range(nv) if column[k] is not ZERO]
+            if nv * (2 * len(nonzero) - 1) < solve_cost(factor, parent,
+                                                        [x is not ZERO for x in column]):
+                out.append([b.emit(-esum([inverse[i][k] * column[k] for k in nonzero]))
+                            for i in range(nv)])
+            else:
+                out.append(ltdl_solve(b, factor, parent, [-x for x in column], inverse_d))
         return [b.emit(out[j][i]) for i in range(nv) for j in range(nv)]
 
-    unit = [[ONE if i == j else ZERO for j in range(nv)] for i in range(nv)]
-    return {"dqdd_dq": solved(d_q, -1.0), "dqdd_dv": solved(d_v, -1.0),
-            "dqdd_dtau": solved(unit, 1.0)}
+    return {"dqdd_dq": solved(d_q), "dqdd_dv": solved(d_v),
+            "dqdd_dtau": [x for row in inverse for x in row]}
 
 
 def lie_term(model: Model, v: Sequence[Expr]) -> list[list[Expr]]:

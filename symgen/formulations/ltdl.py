@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from symgen.formulations.recursions import inverse_dynamics, mass_matrix
 from symgen.formulations.tree.hinges import SymbolicTree
-from symgen.ir.expr import Expr
+from symgen.ir.expr import Expr, esum
 from symgen.ir.program import ProgramBuilder
 from symgen.spatial import ONE, ZERO
 
@@ -110,6 +110,59 @@ def ltdl_solve(
     return x
 
 
+def ltdl_inverse(b: ProgramBuilder, H: list[list[Expr]], parent: Sequence[int]
+                 ) -> list[list[Expr]]:
+    """𝓜⁻¹ = L⁻¹ D⁻¹ L⁻ᵀ from the factors of :func:`ltdl`, one triangle: with U = L⁻¹ (unit
+    lower triangular, U_ki ≠ 0 only for i on k's ancestor chain, from L U = 1:
+    U_ki = −Σ_m L_km U_mi over the chain from k's parent up to i),
+    (𝓜⁻¹)_ab = Σ_k U_ak U_bk / D_k over the common ancestors k of a and b."""
+    n = len(H)
+    chains = []
+    for k in range(n):
+        chain, j = [], k
+        while j >= 0:
+            chain.append(j)
+            j = parent[j]
+        chains.append(chain)  # k, λ(k), λ(λ(k)), ...
+    U: list[dict[int, Expr]] = []
+    for k in range(n):
+        row: dict[int, Expr] = {k: ONE}
+        for i in chains[k][1:]:  # U_ki = −Σ_m L_km U_mi, m on the chain from λ(k) to i
+            row[i] = b.emit(-esum([H[k][m] * U[m][i] for m in chains[k][1:] if i in U[m]]))
+        U.append(row)
+    inverse_d = [b.emit(1 / H[k][k]) for k in range(n)]
+    scaled = [{k: b.emit(x * inverse_d[k]) for k, x in row.items()} for row in U]
+    out: list[list[Expr]] = [[ZERO] * n for _ in range(n)]
+    for a in range(n):
+        for c in range(a, n):
+            common = [k for k in chains[a] if k in U[c]]
+            if common:
+                out[a][c] = out[c][a] = b.emit(esum([scaled[a][k] * U[c][k] for k in common]))
+    return out
+
+
+def solve_cost(H: list[list[Expr]], parent: Sequence[int], nonzero: Sequence[bool]) -> int:
+    """Operations :func:`ltdl_solve` (with the inverse diagonal) spends on a right-hand side
+    whose structural nonzeros are ``nonzero``: it follows the zeros through the sweeps."""
+    x = list(nonzero)
+    ops = 0
+    for i in reversed(range(len(x))):
+        j = parent[i]
+        while j >= 0 and x[i]:
+            ops += 2 if x[j] else 1
+            x[j] = True
+            j = parent[j]
+    ops += sum(x)
+    for i in range(len(x)):
+        j = parent[i]
+        while j >= 0:
+            if x[j]:
+                ops += 2 if x[i] else 1
+                x[i] = True
+            j = parent[j]
+    return ops
+
+
 def forward_dynamics(
     b: ProgramBuilder,
     tree: SymbolicTree,
@@ -140,14 +193,10 @@ def factored_forward_dynamics(
 
 
 def mass_matrix_inverse(b: ProgramBuilder, tree: SymbolicTree) -> list[list[Expr]]:
-    """𝓜⁻¹ column by column, each the LᵀDL solve of a unit vector (for trees with coupled
-    joints, where the articulated-body factorization does not apply)."""
+    """𝓜⁻¹ = L⁻¹D⁻¹L⁻ᵀ from the sparse LᵀDL factor of the composite-body 𝓜
+    (:func:`ltdl_inverse`)."""
     parent = dof_parents(tree)
-    H = ltdl(b, mass_matrix(b, tree), parent)
-    n = tree.nv
-    columns = [ltdl_solve(b, H, parent, [ONE if i == k else ZERO for i in range(n)])
-               for k in range(n)]
-    return [[columns[c][r] for c in range(n)] for r in range(n)]
+    return ltdl_inverse(b, ltdl(b, mass_matrix(b, tree), parent), parent)
 
 
 __all__ = [
@@ -156,6 +205,8 @@ __all__ = [
     "factored_forward_dynamics",
     "forward_dynamics",
     "ltdl",
+    "ltdl_inverse",
     "ltdl_solve",
+    "solve_cost",
     "mass_matrix_inverse",
 ]

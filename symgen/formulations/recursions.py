@@ -28,7 +28,20 @@ from dataclasses import dataclass
 from symgen.formulations.tree.hinges import Hinge, SymbolicTree
 from symgen.ir.expr import Expr
 from symgen.ir.program import ProgramBuilder
-from symgen.spatial import ZERO, Force, Inertia, JointMap, JointVector, Motion
+from symgen.spatial import (
+    ZERO,
+    Force,
+    Inertia,
+    JointMap,
+    JointVector,
+    Motion,
+    add,
+    cross,
+    emit_vec,
+    mat_vec,
+    scale,
+    vec3,
+)
 
 
 @dataclass
@@ -119,12 +132,28 @@ def gyroscopic(
         if M is None:
             out.append(Force())
             continue
-        V = vel.V[h]
-        bias = V.cross_star((M @ V).emit(b)).emit(b)
+        bias = body_force(b, M, vel.V[h], Motion()).emit(b)  # V ×* M V
         if f_ext is not None and hinge.body is not None:
             bias = (bias - Force(f_ext[6 * hinge.body : 6 * hinge.body + 6])).emit(b)
         out.append(bias)
     return out
+
+
+def body_force(b: ProgramBuilder, M: Inertia, V: Motion, alpha: Motion) -> Force:
+    """``M α + V ×* M V`` (Jain 2012, eq. 12; Featherstone 2008, eq. 2.92) in its classical
+    Newton-Euler form, which drops the terms that cancel (ν × mν = 0, and two triple products
+    that add up to h × (ω × ν) by Jacobi's identity): with V = (ω, ν), α = (ω̇, ν̇), M = (m, h,
+    J) and a₀ = ν̇ + ω × ν the classical acceleration of the frame origin,
+
+        n = J ω̇ + ω × (J ω) + h × a₀,    f = m a₀ + ω̇ × h + ω × (ω × h)."""
+    w, nu = V.angular, V.linear
+    dw = alpha.angular
+    a0 = emit_vec(b, add(alpha.linear, cross(w, nu)))
+    jw = emit_vec(b, mat_vec(M.J, w))
+    wh = emit_vec(b, cross(w, M.h))
+    n = add(add(mat_vec(M.J, dw), cross(w, jw)), cross(M.h, a0))
+    f = add(add(scale(M.m, a0), cross(dw, M.h)), cross(w, wh))
+    return Force(vec3(n) + vec3(f))
 
 
 def inverse_dynamics(
@@ -139,11 +168,16 @@ def inverse_dynamics(
     trees: Jain 2012, eq. 15). ``v``/``a`` None stand for zero velocity/acceleration."""
     vel = motion_pass(b, tree, v)
     acc = acceleration_pass(b, tree, vel, a, root_acceleration(tree, gravity))
-    bias = gyroscopic(b, tree, vel, f_ext)
     f: list[Force] = []
     for h, hinge in enumerate(tree.hinges):
         M = hinge.inertia
-        f.append(Force() if M is None else ((M @ acc[h]).emit(b) + bias[h]).emit(b))
+        if M is None:
+            f.append(Force())
+            continue
+        force = body_force(b, M, vel.V[h], acc[h])
+        if f_ext is not None and hinge.body is not None:
+            force = force - Force(f_ext[6 * hinge.body : 6 * hinge.body + 6])
+        f.append(force.emit(b))
     tau: list[Expr] = [ZERO] * tree.nv
     for h in reversed(range(len(tree.hinges))):
         hinge = tree.hinges[h]
@@ -227,6 +261,7 @@ __all__ = [
     "Velocities",
     "accumulate",
     "acceleration_pass",
+    "body_force",
     "composite_inertias",
     "gyroscopic",
     "hinge_rates",

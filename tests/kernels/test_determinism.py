@@ -28,4 +28,4 @@ def test_generation_is_deterministic_across_processes():
                              capture_output=True, text=True, check=True)
         outputs.append(run.stdout)
     assert outputs[0] == outputs[1]
-    assert outputs[0].count("\n") > 1000
+    assert outputs[0].count("\n") > 500  # three programs of a few hundred statements

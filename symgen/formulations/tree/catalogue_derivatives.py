@@ -1,6 +1,7 @@
 """The tree catalogue, third family: derivatives of the dynamics, registered in
-:mod:`symgen.registry` in catalogue order, each the kernels' own programs differentiated
-(:mod:`..derivatives`; Carpentier & Mansard, RSS 2018, for the tangent space). Their numpy
+:mod:`symgen.registry` in catalogue order: the kernels' own programs differentiated
+(:mod:`..derivatives`) or the analytical recursions (:mod:`..analytical_derivatives`;
+Carpentier & Mansard, RSS 2018, also for the tangent space). Their numpy
 references are central differences (:mod:`symgen.reference.derivatives`), hence their
 tolerance :data:`DIFFERENCE_TOLERANCE`."""
 
@@ -12,7 +13,7 @@ from symgen.formulations.tree.derivation import nv_nv_shape, one, with_context
 from symgen.registry import Kernel, Output, register
 
 #: How forward-dynamics derivatives are derived (symgen.formulations.derivatives).
-DERIVATIVE_METHODS = ("direct", "via_id", "via_ltdl")
+DERIVATIVE_METHODS = ("direct", "via_id", "via_ltdl", "analytical")
 
 #: verify's bound against the central-difference references: their truncation and rounding
 #: (step :data:`symgen.reference.derivatives.DIFFERENCE_STEP`) over random states whose
@@ -28,9 +29,11 @@ register(Kernel(
     with_context(lambda d, c: derivatives.inverse_dynamics_derivatives(
         d.b, c, d.b.name, d.inputs, d.method)),
     takes_forces=True, uses_tree=False, default=False, on_request=True,
-    tolerance=DIFFERENCE_TOLERANCE, methods=("forward", "reverse"), schedule=True,
-    doc="The numpy reference is central differences (step 1e-6): verify bounds it by 1e-6; "
-    "Pinocchio's computeRNEADerivatives is compared to 1e-10.",
+    tolerance=DIFFERENCE_TOLERANCE, methods=("forward", "reverse", "analytical"), schedule=True,
+    doc="Three derivations, the cheapest kept: the Newton-Euler program differentiated in "
+    "forward or reverse mode, or the analytical recursions of Carpentier & Mansard 2018 "
+    "(docs/derivatives.md). The numpy reference is central differences (step 1e-6): verify "
+    "bounds it by 1e-6; Pinocchio's computeRNEADerivatives is compared to 1e-10.",
 ))
 
 register(Kernel(
@@ -45,8 +48,9 @@ register(Kernel(
     takes_forces=True, uses_tree=False, default=False, on_request=True,
     tolerance=DIFFERENCE_TOLERANCE, methods=DERIVATIVE_METHODS, comparison="solve",
     schedule=True,
-    doc="Three derivations, the cheapest kept: the forward-dynamics program differentiated, "
-    "or −M⁻¹ ∂ID with a dense or a factored M⁻¹ (docs/derivatives.md). The numpy "
+    doc="Four derivations, the cheapest kept: the forward-dynamics program differentiated, "
+    "or −M⁻¹ ∂ID with a dense or a factored M⁻¹, ∂ID differentiated or by the analytical "
+    "recursions (docs/derivatives.md). The numpy "
     "reference is −M⁻¹ times central differences of inverse dynamics (step 1e-6, bound "
     "1e-6); Pinocchio's computeABADerivatives is compared to 1e-10. Every output solves "
     "M X = Y (Y = −∂ID/∂q, −∂ID/∂v, I), so the comparison is the backward error, as for "

@@ -10,6 +10,7 @@ verify's (:mod:`symgen.apps.verify.reference_queries`,
 
 from __future__ import annotations
 
+from symgen.errors import SymgenError
 from symgen.formulations import articulated, kinematics, ltdl, recursions
 from symgen.formulations.integrate import configuration_rates, integrate
 from symgen.formulations.tree.context import FORMULATION
@@ -137,10 +138,19 @@ register(Kernel(
     "mass_matrix_inverse", FORMULATION,
     "M(q)⁻¹ from the innovations factorization, without inverting M", ("q",),
     one("Minv", nv_nv_shape, "inverse of the mass matrix (nv × nv, row-major)"),
-    tree_program(lambda d: flat((ltdl if tree_of(d).coupled else articulated)
+    tree_program(lambda d: flat(_minv_module(d.method, tree_of(d).coupled)
                                  .mass_matrix_inverse(d.b, tree_of(d)))),
-    comparison="solve",
+    comparison="solve", methods=("ltdl", "articulated"),
+    doc="Two derivations, the cheaper kept: L⁻¹D⁻¹L⁻ᵀ from the sparse LᵀDL factor of M, "
+    "one triangle (the only one for coupled joints), or the articulated-body factorization.",
 ))
+
+
+def _minv_module(method: str, coupled: bool):
+    """The module whose ``mass_matrix_inverse`` derives M⁻¹ by ``method``."""
+    if method == "articulated" and coupled:
+        raise SymgenError("the articulated-body factorization needs one hinge per DOF")
+    return ltdl if method == "ltdl" or coupled else articulated
 
 register(Kernel(
     "energy", FORMULATION, "[kinetic, potential, elements] energy, J", ("q", "v"),

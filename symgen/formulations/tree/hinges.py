@@ -19,7 +19,7 @@ Hinge frames are body frames (or the sub-bodies' frames): H is constant or spars
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import sympy
@@ -226,17 +226,19 @@ def build_tree(
     b: ProgramBuilder,
     q: Sequence[Expr],
     params: Sequence[Expr] = (),
-    partition: bool = False,
+    partition: bool | Collection[JointType] = False,
     snap: float = SNAP_TOLERANCE,
 ) -> SymbolicTree:
-    """The hinge tree of ``model`` at configuration ``q`` (symbols of the program ``b``)."""
+    """The hinge tree of ``model`` at configuration ``q`` (symbols of the program ``b``);
+    ``partition``: split every partitionable joint, or those of the given types."""
     k = Constants(b, model, params, snap)
     hinges: list[Hinge] = []
     body_hinge: list[int] = []
     for j, joint in enumerate(model.joints):
         qj, vs, ratio = _joint_coordinates(b, k, model, joint, q)
         kind = JOINT_TYPES[joint.type]
-        split = partition and kind.partitionable
+        split = kind.partitionable and (partition if isinstance(partition, bool)
+                                        else joint.type in partition)
         steps = kind.steps(b, k, joint, qj, split)
         if ratio is not None:
             steps = [_geared(b, step, ratio, joint.name) for step in steps]
