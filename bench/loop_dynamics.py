@@ -1,7 +1,10 @@
 # ruff: noqa: E501  (the C and C++ driver sources below have long lines)
 """Closed loops: symgen's compiled ``constrained_forward_dynamics`` against Pinocchio's C++
-``constraintDynamics`` and MuJoCo's ``mj_forward`` with equality constraints, on the
-five-bar, the Delta robot and the four-bar knee (examples/models), in one run.
+loop-constrained articulated-body algorithm ``lcaba`` and its code-generated
+``CodeGenConstraintDynamics`` (the headline: symgen against the faster of the two, the target
+:data:`TARGET` = 2× on each model), Pinocchio's iterative ``constraintDynamics`` and MuJoCo's
+``mj_forward`` with equality constraints, on the five-bar, the Delta robot and the four-bar
+knee (examples/models), in one run.
 
     python -m bench.loop_dynamics              # the three models, 200 states (~5 min)
     python -m bench.loop_dynamics --quick      # 50 states, fewer passes
@@ -31,14 +34,35 @@ round), on one pinned core, and a figure is the median over the rounds.
 - Pinocchio (the pin wheel's headers, g++ -std=c++17 -O3 with the wheel's compile
   definitions, as ``bench.kernel_speed``): the model serialised with ``saveToBinary``, the
   ``RigidConstraintModel``s of :mod:`symgen.peers.pinocchio_constraints` (a revolute loop: two
-  ``CONTACT_3D`` points on its axis) passed as numbers (type, joints, placements) and rebuilt
-  in C++; ``initConstraintDynamics`` once, then ``constraintDynamics`` per call with
-  :func:`~symgen.peers.pinocchio_constraints.default_settings` (absolute accuracy 0, relative
-  1e-12, mu 1e-8, max_iter 100). With redundant rows the relative criterion never fires
-  (λ's null-space part moves by rounding), so every call runs all 100 proximal iterations;
-  the same program is also timed with the fewest iterations (of ``TUNED_ITERATIONS``) whose
-  accelerations agree with the independent numpy solution (below) to ``TUNED_RTOL``: the
-  figure the 3× target is judged by.
+  ``CONTACT_3D`` points on its axis, 6 rows for 5 independent ones) passed as numbers (type,
+  joints, placements: :func:`constraint_spec`) and rebuilt in C++. Three timings on them:
+
+  - ``lcaba`` (Pinocchio 4's loop-constrained ABA, :data:`LCABA_DRIVER`):
+    ``computeJointMinimalOrdering`` once, then ``lcaba`` per call. It accepts only
+    ``RigidConstraintModel``s (``CONTACT_3D``, ``CONTACT_6D``), so it gets exactly the models
+    ``constraintDynamics`` gets, redundant rows included. It is an augmented Lagrangian on the
+    articulated-body recursion: the rows enter the articulated inertias with the penalty
+    1/mu, each further iteration (max_iter − 1 of them) corrects λ by a reduced backward and
+    forward sweep, and it stops early only on its absolute accuracy (0 here: never; it reads
+    no relative accuracy). With the shared mu 1e-8 its q̈ stays 1e-6 or more off (rounding
+    in the penalised inertias; recorded as ``lcaba.shared_error``; :data:`LCABA_MU`), so
+    it is timed with :func:`tuned_lcaba`'s settings: the fewest max_iter of ``TUNED_ITERATIONS`` at which some
+    mu of ``LCABA_MU`` gives q̈ within ``TUNED_RTOL`` of the independent numpy solution at
+    every state (the most accurate such mu); where none does, the most accurate pair tried,
+    and the page says so.
+  - ``CodeGenConstraintDynamics`` (optional): the C that Pinocchio's CppADCodeGen writes of
+    ``constraintDynamics`` on the same constraint models, from
+    ``bench.peers.pinocchio_codegen.constraint_dynamics_sources`` when that module and
+    function exist (:func:`codegen_peer`; else "not measured: <reason>" and the headline is
+    lcaba alone), taped with the fewest-iterations ``constraintDynamics`` settings below,
+    compiled with FLAGS and timed by :data:`CODEGEN_DRIVER` (:func:`prepare_codegen`).
+  - ``constraintDynamics``: ``initConstraintDynamics`` once, then ``constraintDynamics`` per
+    call with :func:`~symgen.peers.pinocchio_constraints.default_settings` (absolute accuracy
+    0, relative 1e-12, mu 1e-8, max_iter 100). With redundant rows the relative criterion
+    rarely fires (λ's null-space part moves by rounding), so most calls run all 100 proximal
+    iterations; the same program is also timed with the fewest iterations (of
+    ``TUNED_ITERATIONS``) whose accelerations agree with the independent numpy solution
+    (below) to ``TUNED_RTOL``.
 - MuJoCo: the MJCF of :func:`bench.peers.mujoco_peer.mjcf_from_symgen` with the constraint and
   equality stages enabled and the loop joints as ``<equality>`` site constraints (a revolute
   loop: two ``connect``s on its axis, ``AXIS_OFFSET`` apart, as Pinocchio's points; spherical:
@@ -65,8 +89,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -116,14 +142,25 @@ EMBEDDED_TARGET = 1.5
 MODELS = ("five_bar", "delta_robot", "four_bar_knee")
 EXAMPLES = ROOT / "examples" / "models"
 FLAGS = ("-O3",)
-#: The acceptance goal: symgen at least this many times faster than Pinocchio on each model.
-TARGET = 3.0
+#: The acceptance goal: symgen at least this many times faster than the faster of Pinocchio's
+#: lcaba and its code-generated CodeGenConstraintDynamics, on each model.
+TARGET = 2.0
 #: Perturbation of the zero configuration before assembly (rad per velocity coordinate).
 PERTURBATION = 0.2
 #: max_iter candidates for Pinocchio's "fewest iterations" timing, and the agreement with
 #: symgen they must reach (the bound of tests/peers/test_constraint_dynamics_pinocchio.py).
 TUNED_ITERATIONS = (1, 2, 3, 5, 10, 20, 50)
 TUNED_RTOL = 1e-9
+#: lcaba's proximal mu candidates (its penalty is 1/mu), tried with each max_iter of
+#: TUNED_ITERATIONS. A small mu converges in few iterations but to a q̈ spoilt by rounding in
+#: the penalised articulated inertias (the shared 1e-8: ~1e-6 to 1e-2 off); a large one
+#: converges more slowly but further (the Delta reaches 1e-9 at every one of its 200 states
+#: only with mu 0.1 and 50 iterations; with mu ≤ 1e-2 it stalls near 1e-8 at two states).
+LCABA_MU = (3e-1, 1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 3e-6, 1e-6)
+#: The optional peer: Pinocchio's CppADCodeGen C of CodeGenConstraintDynamics, from this
+#: module's function (:func:`codegen_peer`, :func:`prepare_codegen`).
+CODEGEN_MODULE = "pinocchio_codegen"
+CODEGEN_FUNCTION = "constraint_dynamics_sources"
 #: symgen against the independent numpy solution: the tolerance before timings are kept
 #: (the benchmarks' common consistency limit).
 CHECK_RTOL = CHECK_TOLERANCE
@@ -151,6 +188,14 @@ TIMED = {
     "pinocchio_tuned": "the same call with max_iter lowered to the fewest proximal "
     "iterations whose accelerations still agree with the independent numpy solution to "
     "1e-9.",
+    "lcaba": "pinocchio::lcaba(model, data, q, v, tau, constraint models, datas, "
+    "ProximalSettings(0, 1e-12, mu, max_iter)) after one computeJointMinimalOrdering "
+    "(g++ -std=c++17 -O3); the same constraint models; mu and max_iter the fewest "
+    "iterations (and the most accurate mu) whose accelerations agree with the independent "
+    "numpy solution to 1e-9.",
+    "codegen": "<name>_forward_zero(in, out, atomic): CppADCodeGen's C of Pinocchio's "
+    "CodeGenConstraintDynamics, taped with the fewest-iterations constraintDynamics "
+    "settings (gcc -O3).",
     "mujoco": "copy qpos, qvel, qfrc_applied into mjData, then mj_forward (contacts off, "
     "equality constraints on; Newton solver); qacc.",
 }
@@ -275,6 +320,46 @@ int main(int argc, char **argv) {
 }
 """
 
+#: Pinocchio's loop-constrained ABA (``lcaba``, pinocchio/algorithm/loop-constrained-aba.hpp),
+#: the same program as :data:`PINOCCHIO_DRIVER` but for these edits (each must apply once):
+#: the header; ``computeJointMinimalOrdering`` (the joint elimination order and the coupling
+#: terms lcaba needs) in place of ``initConstraintDynamics``; ``lcaba`` in place of
+#: ``constraintDynamics``; mu from the command line after max_iter; the rows from the
+#: constraint models (lcaba fills no ``data.lambda_c``) and mu in the output.
+LCABA_EDITS = (
+    ("#include <pinocchio/algorithm/constrained-dynamics.hpp>\n",
+     "#include <pinocchio/algorithm/constrained-dynamics.hpp>\n"
+     "#include <pinocchio/algorithm/loop-constrained-aba.hpp>\n"),
+    ("/* driver S R [max_iter]: S states, R timed passes (0: none), max_iter overriding the file's */",
+     "/* driver S R [max_iter [mu]]: S states, R timed passes (0: none), max_iter and mu overriding the file's */"),
+    ("if (argc != 3 && argc != 4) return 2;", "if (argc < 3 || argc > 5) return 2;"),
+    ("if (argc == 4) max_iter = std::atoi(argv[3]);",
+     "if (argc >= 4) max_iter = std::atoi(argv[3]);\n    if (argc == 5) mu = std::atof(argv[4]);"),
+    ("pinocchio::initConstraintDynamics(model, data, models, datas);",
+     "pinocchio::computeJointMinimalOrdering(model, data, models);\n"
+     "    int rows = 0;\n    for (const auto &cm : models) rows += cm.residualSize();"),
+    ("const Eigen::VectorXd &a = pinocchio::constraintDynamics(",
+     "const Eigen::VectorXd &a = pinocchio::lcaba("),
+    ("pinocchio::constraintDynamics(model, data, Vec(&q[k * NQ], NQ)",
+     "pinocchio::lcaba(model, data, Vec(&q[k * NQ], NQ)"),
+    ('std::printf("], \\"max_iter\\": %d, ', 'std::printf("], \\"mu\\": %.17g, \\"max_iter\\": %d, '),
+    ('\\"rows\\": %d", max_iter,', '\\"rows\\": %d", mu, max_iter,'),
+    ("iter_max, iter_sum / S, (int)data.lambda_c.size());",
+     "iter_max, iter_sum / S, rows);"),
+)
+
+
+def _edited(source: str, edits: Sequence[tuple[str, str]]) -> str:
+    """``source`` with each (old, new) of ``edits`` replaced; each ``old`` must occur."""
+    for old, new in edits:
+        if old not in source:
+            raise ValueError(f"driver source: {old!r} not found")
+        source = source.replace(old, new)
+    return source
+
+
+LCABA_DRIVER = _edited(PINOCCHIO_DRIVER, LCABA_EDITS)
+
 MUJOCO_DRIVER = r"""
 #include "timing.h"
 #include <string.h>
@@ -302,6 +387,40 @@ MUJOCO_DRIVER = r"""
     printf("], \"rows\": %d, \"iterations_max\": %d, \"ns\": %.3f}\n", nefc, iter_max, t);
     mj_deleteData(d);
     mj_deleteModel(m);
+    return sink == 12345.678 ? 1 : 0;
+}
+"""
+
+#: The timing program of Pinocchio's generated constraint dynamics (:func:`prepare_codegen`):
+#: CppADCodeGen's argument types (cppad/cg/lang/c/language_c.hpp) declared here.
+CODEGEN_DRIVER = r"""
+#include "timing.h"
+typedef struct Array { void *data; unsigned long size; int sparse; const unsigned long *idx; unsigned long nnz; } Array;
+struct LangCAtomicFun {
+    void *libModel;
+    int (*forward)(void *libModel, int atomicIndex, int q, int p, const Array tx[], Array *ty);
+    int (*reverse)(void *libModel, int atomicIndex, int p, const Array tx[], Array *px, const Array py[]);
+};
+void @ENTRY@(double const *const *in, double *const *out, struct LangCAtomicFun atomicFun);
+
+int main(int argc, char **argv) {
+    if (argc != 6) return 2;
+    const int S = atoi(argv[1]), R = atoi(argv[2]), NQ = atoi(argv[3]), NV = atoi(argv[4]), NC = atoi(argv[5]);
+    const size_t nx = (size_t)(NQ + 2 * NV);
+    double *x = bench_load("px.bin", (size_t)S * nx), *y = malloc((size_t)(NV + NC + 1) * sizeof(double));
+    double *pass = malloc(((size_t)R + 1) * sizeof(double)), t = 0;
+    const double *in[1];
+    double *out[1] = {y};
+    struct LangCAtomicFun atomic = {0, 0, 0};
+    volatile double sink = 0;
+    printf("{\"a\": [");
+    for (int k = 0; k < S; ++k) {
+        in[0] = x + k * nx;
+        @ENTRY@(in, out, atomic);
+        for (int i = 0; i < NV; ++i) printf("%s%.17g", k || i ? ", " : "", y[i]);
+    }
+    if (R > 0) BENCH_TIME(t, S, R, pass, in[0] = x + k * nx; @ENTRY@(in, out, atomic); sink = sink + y[0];);
+    printf("], \"ns\": %.3f}\n", t);
     return sink == 12345.678 ? 1 : 0;
 }
 """
@@ -441,6 +560,25 @@ def pinocchio_driver() -> Path:
                                    "Pinocchio's constraintDynamics program", log)
 
 
+def lcaba_unavailable() -> str | None:
+    """Why Pinocchio's lcaba cannot be built here (a Pinocchio before 4.0), or None."""
+    from .kernel_speed import cmeel_prefix
+
+    header = cmeel_prefix() / "include" / "pinocchio" / "algorithm" / "loop-constrained-aba.hpp"
+    if not header.is_file():
+        return "the pin wheel has no pinocchio/algorithm/loop-constrained-aba.hpp (Pinocchio 4)"
+    return None
+
+
+def lcaba_driver() -> Path:
+    """The lcaba timing program (:data:`LCABA_DRIVER`, ``-O3``), cached under bench/.cache
+    (a few minutes to build)."""
+    from .kernel_speed import build_pinocchio_program
+
+    return build_pinocchio_program(LCABA_DRIVER, FLAGS, "pinocchio-lcaba-driver",
+                                   "Pinocchio's lcaba program", log)
+
+
 def constraint_spec(constraints: Sequence[Any], settings: Any) -> str:
     """constraints.txt for the driver: the proximal settings, then each constraint model's
     type, joints and placements (17 significant digits)."""
@@ -461,8 +599,11 @@ def constraint_spec(constraints: Sequence[Any], settings: Any) -> str:
 
 
 def prepare_pinocchio(model: Model, states: Mapping[str, Array], driver: Path, work: Path,
-                      max_iter: int | None = None) -> Runner:
-    """Pinocchio's constraintDynamics on ``states``; ``max_iter`` overrides the settings'."""
+                      max_iter: int | None = None, mu: float | None = None,
+                      what: str = "Pinocchio's constraintDynamics program") -> Runner:
+    """Pinocchio's constraintDynamics (or, ``driver`` the program of :func:`lcaba_driver`,
+    its lcaba) on ``states``; ``max_iter`` and ``mu`` (lcaba's program only, with
+    ``max_iter``) override the settings'."""
     from symgen.peers.pinocchio import Bridge
     from symgen.peers.pinocchio_constraints import default_settings, pin_model_with_loops
 
@@ -479,10 +620,13 @@ def prepare_pinocchio(model: Model, states: Mapping[str, Array], driver: Path, w
         br = Bridge(model, pm)
     n = len(states["q"])
     extra = [] if max_iter is None else [str(max_iter)]
+    if mu is not None:
+        if max_iter is None:
+            raise ValueError("mu needs max_iter")
+        extra.append(repr(float(mu)))
 
     def run(repeats: int) -> dict[str, Any]:
-        out = json.loads(_run([str(driver), str(n), str(repeats), *extra], work,
-                              "Pinocchio's constraintDynamics program"))
+        out = json.loads(_run([str(driver), str(n), str(repeats), *extra], work, what))
         a = np.array([br.v_from_pin(x) for x in np.reshape(out["a"], (n, model.nv))])
         return {**{k: v for k, v in out.items() if k != "a"}, "a": a}
 
@@ -501,6 +645,125 @@ def tuned_iterations(model: Model, states: Mapping[str, Array], driver: Path, wo
         if err <= TUNED_RTOL:
             return k, tried
     return None, tried
+
+
+def tuned_lcaba(model: Model, states: Mapping[str, Array], driver: Path, work: Path,
+                expected: Array) -> tuple[dict[str, Any], dict[str, float]]:
+    """lcaba's settings (module docstring): for each max_iter of TUNED_ITERATIONS in turn,
+    every mu of LCABA_MU; the first max_iter at which some mu's accelerations agree with
+    ``expected`` (the independent numpy solution) to TUNED_RTOL at every state, with the
+    most accurate such mu. Where no pair does: the most accurate pair tried, ``meets``
+    False. Returns {"mu", "max_iter", "error", "meets"} and the error of every pair tried
+    (keys "mu/max_iter")."""
+    tried: dict[str, float] = {}
+    best: dict[str, Any] | None = None
+    for k in TUNED_ITERATIONS:
+        for mu in LCABA_MU:
+            out = prepare_pinocchio(model, states, driver, work, k, mu,
+                                    "Pinocchio's lcaba program")(0)
+            tried[f"{mu:g}/{k}"] = err = worst_error(out["a"], expected)
+            if best is None or err < best["error"]:
+                best = {"mu": mu, "max_iter": k, "error": err}
+        if best is not None and best["error"] <= TUNED_RTOL:
+            break
+    assert best is not None
+    return {**best, "meets": best["error"] <= TUNED_RTOL}, tried
+
+
+# ------------------------------------------------------------------------------ Pinocchio codegen
+def codegen_peer() -> tuple[Callable[..., Any] | None, str]:
+    """(``bench.peers.pinocchio_codegen.constraint_dynamics_sources``, "") where that module
+    and function exist and the module's ``unavailable()`` (if any) gives no reason; else
+    (None, why not). Looked up at run time: the module is optional."""
+    name = f"{__package__ or 'bench'}.peers.{CODEGEN_MODULE}"
+    try:
+        mod = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name == name:
+            return None, f"no module {name}"
+        return None, f"{name} cannot be imported ({exc})"
+    except Exception as exc:  # a module under construction: any error is a reason, not fatal
+        return None, f"{name} cannot be imported ({type(exc).__name__}: {exc})"
+    fn = getattr(mod, CODEGEN_FUNCTION, None)
+    if not callable(fn):
+        return None, f"{name} has no {CODEGEN_FUNCTION}()"
+    why = mod.unavailable() if callable(getattr(mod, "unavailable", None)) else None
+    return (None, why) if why else (fn, "")
+
+
+class CodegenSourcesError(RuntimeError):
+    """The code-generation module failed to give the C (not retried on later models)."""
+
+
+def codegen_entry(folder: Path) -> str:
+    """The zero-order forward function CppADCodeGen wrote into ``folder``'s C files
+    (``<name>_forward_zero``; exactly one)."""
+    names = {m.group(1) for path in sorted(folder.glob("*.c"))
+             for m in re.finditer(r"^\s*void\s+(\w+_forward_zero)\s*\(", path.read_text(),
+                                  re.MULTILINE)}
+    if len(names) != 1:
+        raise RuntimeError(f"{folder}: expected one *_forward_zero function, found "
+                           f"{sorted(names) or 'none'}")
+    return names.pop()
+
+
+def codegen_files(folder: Path, entry: str) -> list[Path]:
+    """The C files of ``folder`` that define ``entry`` or its split-off parts (``entry``
+    followed by a suffix): CppADCodeGen also writes model-library files (info, thread pool,
+    atomic functions) that the timing does not need."""
+    head = re.compile(rf"^[ \t]*(?:static\s+)?(?:inline\s+)?void\s+{entry}\w*\s*\([^;]*?\)\s*\{{",
+                      re.MULTILINE | re.DOTALL)
+    return [p for p in sorted(folder.glob("*.c")) if head.search(p.read_text())]
+
+
+def prepare_codegen(model: Model, states: Mapping[str, Array], work: Path,
+                    sources: Callable[..., Any], spec: str) -> Runner:
+    """The hook for Pinocchio's code-generated ``CodeGenConstraintDynamics``: ``sources``
+    (:func:`codegen_peer`'s function) is called as ``sources(model_bin, spec,
+    with_settings=True, log=log)`` with the model's ``saveToBinary`` file and the
+    ``constraints.txt`` text ``spec`` (:func:`constraint_spec`: the proximal settings the C
+    is generated with, then the constraint models) and returns the folder of CppADCodeGen's
+    C files (or a tuple whose first item is that folder). The files defining the entry point
+    (:func:`codegen_files`) are compiled with FLAGS and linked with :data:`CODEGEN_DRIVER`, which calls the one
+    ``<name>_forward_zero(in, out, atomic)`` (:func:`codegen_entry`): in[0] = [q (nq), v (nv),
+    τ (nv)] in Pinocchio's layout (packed per state in Python: nothing copied in the timed
+    loop), out[0] = [q̈ (nv), λ (rows)], atomic an empty ``struct LangCAtomicFun`` (the
+    generated code calls no atomic function)."""
+    from symgen.peers.pinocchio import Bridge
+    from symgen.peers.pinocchio_constraints import pin_model_with_loops
+
+    pm, constraints = pin_model_with_loops(model)
+    pm.saveToBinary(str(work / "model.bin"))
+    (work / "constraints.txt").write_text(spec)
+    try:
+        found = sources(work / "model.bin", spec, with_settings=True, log=log)
+    except Exception as exc:  # the optional module's failure: reported, not fatal
+        raise CodegenSourcesError(f"{type(exc).__name__}: {exc}") from exc
+    folder = Path(found[0] if isinstance(found, tuple) else found)
+    entry = codegen_entry(folder)
+    br = Bridge(model, pm)
+    rows = sum(int(cm.residualSize()) for cm in constraints)
+    x = np.array([np.concatenate([br.q_to_pin(q), br.v_to_pin(v), br.v_to_pin(tau)])
+                  for q, v, tau in zip(states["q"], states["v"], states["tau"], strict=True)])
+    x.tofile(work / "px.bin")
+    objects = []
+    for k, path in enumerate(codegen_files(folder, entry)):
+        objects.append(f"g{k}.o")
+        _run(["gcc", "-std=gnu99", *FLAGS, "-c", str(path), "-o", objects[-1]], work,
+             f"compiling Pinocchio's generated {path.name}")
+    (work / "driver.c").write_text(CODEGEN_DRIVER.replace("@ENTRY@", entry))
+    _run(["gcc", "-std=c99", *FLAGS, f"-I{TIMING_DIR}", "driver.c", *objects, "-o", "driver",
+          "-lm"], work, "building the timing program of Pinocchio's generated C")
+    n = len(states["q"])
+
+    def run(repeats: int) -> dict[str, Any]:
+        out = json.loads(_run(["./driver", str(n), str(repeats), str(model.nq),
+                               str(model.nv), str(rows)], work,
+                              "the timing program of Pinocchio's generated C"))
+        a = np.array([br.v_from_pin(x) for x in np.reshape(out["a"], (n, model.nv))])
+        return {"ns": out["ns"], "a": a, "rows": rows}
+
+    return run
 
 
 # ------------------------------------------------------------------------------ MuJoCo
@@ -589,7 +852,8 @@ def prepare_mujoco(model: Model, states: Mapping[str, Array], work: Path) -> Run
 def measure_model(name: str, count: int, repeats: int, rounds: int,
                   peers: Mapping[str, Any]) -> dict[str, Any]:
     """Every tool on one model (module docstring); ``peers``: {"pinocchio": driver path,
-    "mujoco": True} for those available."""
+    "lcaba": driver path, "codegen": :func:`codegen_peer`'s function, "mujoco": True} for
+    those available."""
     model = load_model(name)
     started = time.perf_counter()
     states = consistent_states(model, count, seed=0)
@@ -646,6 +910,40 @@ def measure_model(name: str, count: int, repeats: int, rounds: int,
             if tuned is not None:
                 runners["pinocchio_tuned"] = prepare_pinocchio(model, states,
                                                                peers["pinocchio"], work, tuned)
+        if "lcaba" in peers:
+            work = folder("lcaba")
+            what = "Pinocchio's lcaba program"
+            chosen, tried = tuned_lcaba(model, states, peers["lcaba"], work, expected)
+            shared = prepare_pinocchio(model, states, peers["lcaba"], work, what=what)(0)
+            entry["lcaba"] = {**chosen, "tried": tried,
+                              "shared_error": worst_error(shared["a"], expected)}
+            runners["lcaba"] = prepare_pinocchio(model, states, peers["lcaba"], work,
+                                                 chosen["max_iter"], chosen["mu"], what)
+        if "codegen" in peers:
+            import pinocchio
+
+            from symgen.peers.pinocchio_constraints import (
+                default_settings,
+                pin_model_with_loops,
+            )
+
+            settings = default_settings()
+            tuned = entry["iterations"].get("pinocchio_tuned_max_iter")
+            if tuned is not None:
+                settings = pinocchio.ProximalSettings(settings.absolute_accuracy,
+                                                      settings.relative_accuracy,
+                                                      settings.mu, tuned)
+            spec = constraint_spec(pin_model_with_loops(model)[1], settings)
+            entry["codegen"] = {"max_iter": settings.max_iter, "mu": settings.mu,
+                                "relative_accuracy": settings.relative_accuracy}
+            try:
+                runners["codegen"] = prepare_codegen(model, states, folder("codegen"),
+                                                     peers["codegen"], spec)
+            except (RuntimeError, OSError, ValueError, TypeError) as exc:
+                entry["codegen"]["failed"] = " ".join(str(exc).split())[:300]
+                entry["codegen"]["generation_failed"] = isinstance(exc, CodegenSourcesError)
+                log(f"  {name}: Pinocchio's generated constraint dynamics not measured: "
+                    f"{entry['codegen']['failed']}")
         if "mujoco" in peers:
             runners["mujoco"] = prepare_mujoco(model, states, folder("mujoco"))
         samples: dict[str, list[float]] = {}
@@ -663,7 +961,7 @@ def measure_model(name: str, count: int, repeats: int, rounds: int,
                     entry["rows"].setdefault(tool.split("_")[0], out["rows"])
                 elif tool == "embedded":
                     entry["accuracy"][tool] = worst_error(out["a"], a_sym)
-                if tool.startswith("pinocchio"):
+                if tool.startswith("pinocchio") or tool == "lcaba":
                     entry["iterations"][tool] = {"max_iter": out["max_iter"],
                                                  "mean": out["iterations_mean"],
                                                  "max": out["iterations_max"]}
@@ -692,9 +990,11 @@ def versions() -> dict[str, str]:
 
 
 def measure(models: Sequence[str], count: int, repeats: int, rounds: int, mode: str = "full",
-            out: Path | None = None) -> dict[str, Any]:
+            out: Path | None = None, codegen: bool = True) -> dict[str, Any]:
     """Every model, the content of ``loop_dynamics.json`` (written to ``out`` as it goes
-    when given). ``mode == "smoke"`` skips Pinocchio (its program takes minutes to build)."""
+    when given). ``mode == "smoke"`` skips Pinocchio (its program takes minutes to build);
+    ``codegen=False`` skips Pinocchio's generated constraint dynamics (its generator takes
+    ~15 minutes to build, once)."""
     from symgen.peers import pinocchio_constraints as pc
 
     log(f"closed loops: constrained forward dynamics, {', '.join(models)}")
@@ -704,9 +1004,22 @@ def measure(models: Sequence[str], count: int, repeats: int, rounds: int, mode: 
     reason = ("skipped by --smoke (building Pinocchio's C++ program takes minutes)"
               if mode == "smoke" else pinocchio_unavailable())
     if reason:
-        unavailable["pinocchio"] = reason
+        unavailable["pinocchio"] = unavailable["lcaba"] = unavailable["codegen"] = reason
     else:
         peers["pinocchio"] = pinocchio_driver()
+        reason = lcaba_unavailable()
+        if reason:
+            unavailable["lcaba"] = reason
+        else:
+            try:
+                peers["lcaba"] = lcaba_driver()
+            except RuntimeError as exc:
+                unavailable["lcaba"] = " ".join(str(exc).split())[:300]
+        sources, reason = codegen_peer() if codegen else (None, "skipped by --no-codegen")
+        if sources is None:
+            unavailable["codegen"] = reason
+        else:
+            peers["codegen"] = sources
     reason = mujoco_unavailable()
     if reason:
         unavailable["mujoco"] = reason
@@ -724,6 +1037,11 @@ def measure(models: Sequence[str], count: int, repeats: int, rounds: int, mode: 
                                    "axis_offset": pc.AXIS_OFFSET,
                                    "tuned_candidates": list(TUNED_ITERATIONS),
                                    "tuned_rtol": TUNED_RTOL},
+                     "lcaba": {"absolute_accuracy": 0.0, "relative_accuracy": pc.ACCURACY,
+                               "mu_candidates": list(LCABA_MU), "shared_mu": pc.MU,
+                               "shared_max_iter": pc.MAX_ITER,
+                               "tuned_candidates": list(TUNED_ITERATIONS),
+                               "tuned_rtol": TUNED_RTOL},
                      "mujoco": {"solref": list(SOLREF), "solimp": list(SOLIMP),
                                 "axis_offset": AXIS_OFFSET}},
         "timed": {k: v for k, v in TIMED.items()
@@ -735,6 +1053,10 @@ def measure(models: Sequence[str], count: int, repeats: int, rounds: int, mode: 
     try:
         for name in models:
             res["results"].append(measure_model(name, count, repeats, rounds, peers))
+            failed = res["results"][-1].get("codegen") or {}
+            if failed.get("generation_failed"):  # the generator itself: not retried
+                peers.pop("codegen")
+                unavailable["codegen"] = f"its generation failed on {name}: {failed['failed']}"
             if out is not None:
                 write_json(out, res)
     finally:
@@ -761,16 +1083,6 @@ def _e(x: float | None) -> str:
     return "—" if x is None else f"{x:.1e}"
 
 
-def _judged(entry: Mapping[str, Any]) -> tuple[str, float] | None:
-    """The Pinocchio figure the target is judged by: the fewest-iterations timing where
-    there is one (the faster, so the stricter test), else the shared settings'."""
-    for tool in ("pinocchio_tuned", "pinocchio"):
-        r = ratio(entry, tool)
-        if r is not None:
-            return tool, r
-    return None
-
-
 def _iterations(entry: Mapping[str, Any], tool: str) -> str:
     it = entry["iterations"].get(tool)
     if not it:
@@ -789,31 +1101,97 @@ def _iterations_text(results: Sequence[Mapping[str, Any]]) -> str:
         if "pinocchio" in e["iterations"])
 
 
+def _judged(entry: Mapping[str, Any]) -> tuple[str, float] | None:
+    """The constraintDynamics figure shown beside the headline: the fewest-iterations timing
+    where there is one (the faster), else the shared settings'."""
+    for tool in ("pinocchio_tuned", "pinocchio"):
+        r = ratio(entry, tool)
+        if r is not None:
+            return tool, r
+    return None
+
+
+#: The headline's peers (the target is judged against the faster), with their page names.
+HEADLINE = {"lcaba": "`lcaba`", "codegen": "`CodeGenConstraintDynamics`"}
+
+
+def _headline(entry: Mapping[str, Any]) -> tuple[str, float] | None:
+    """The peer the target is judged by on this model: the faster of lcaba and the
+    generated CodeGenConstraintDynamics among those measured, and its ratio."""
+    timed = [t for t in HEADLINE if t in entry["ns"]]
+    if not timed:
+        return None
+    tool = min(timed, key=lambda t: entry["ns"][t])
+    return tool, ratio(entry, tool)
+
+
+def _lcaba_settings(entry: Mapping[str, Any]) -> str:
+    lc = entry.get("lcaba")
+    return "" if not lc else f"mu {lc['mu']:g}, {lc['max_iter']} it."
+
+
+def _not_measured(res: Mapping[str, Any], entry: Mapping[str, Any], tool: str) -> str:
+    """Why ``tool`` has no figure on this model ("" when it has one)."""
+    if tool in entry["ns"]:
+        return ""
+    why = (entry.get(tool) or {}).get("failed") or res.get("unavailable", {}).get(tool) \
+        or "not run by this version of the benchmark"
+    return f"not measured: {why}"
+
+
 def summary(res: Mapping[str, Any]) -> str:
-    """One or two sentences for the page's summary: the 3× target, model by model."""
+    """The page's summary: the 2× target against the faster of lcaba and the generated
+    CodeGenConstraintDynamics, model by model; lcaba's settings and accuracy; the iterative
+    constraintDynamics and MuJoCo beside it."""
     results = res["results"]
     target = res["settings"]["target"]
-    judged = [(e["model"], *j) for e in results if (j := _judged(e))]
+    unavailable = res.get("unavailable", {})
+    judged = [(e["model"], *j) for e in results if (j := _headline(e))]
     if not judged:
-        reason = res["unavailable"].get("pinocchio", "not measured")
-        text = f"against Pinocchio's `constraintDynamics`: not measured; {reason}."
+        reasons = "; ".join(f"{HEADLINE[t]}: {_not_measured(res, results[0], t)}"
+                            for t in HEADLINE) if results else "no models"
+        text = (f"against the faster of Pinocchio's `lcaba` and its code-generated "
+                f"`CodeGenConstraintDynamics`: not measured ({reasons}).")
     else:
         misses = [f"{m} (×{r:.1f})" for m, _, r in judged if r < target]
-        shared = [f"{e['model']} ×{ratio(e, 'pinocchio'):.0f}" for e in results
-                  if ratio(e, "pinocchio") is not None]
-        tuned = [f"{m} ×{r:.1f}" for m, tool, r in judged if tool == "pinocchio_tuned"]
-        text = ("symgen's `constrained_forward_dynamics` against Pinocchio's C++ "
-                "`constraintDynamics`: " + ", ".join(shared) + " with the shared proximal "
-                f"settings ({_iterations_text(results)})")
-        if tuned:
-            text += ("; " + ", ".join(tuned) + " against Pinocchio with the fewest iterations "
-                     "that keep its accuracy")
-        text += ". "
+        text = ("symgen's `constrained_forward_dynamics` against the faster of Pinocchio's "
+                "`lcaba` and its code-generated `CodeGenConstraintDynamics`: " + ", ".join(
+                    f"{m} ×{r:.1f} ({HEADLINE[t]})" for m, t, r in judged) + ". ")
+        if not any("codegen" in e["ns"] for e in results):
+            why = unavailable.get("codegen") or next(
+                (e["codegen"]["failed"] for e in results if (e.get("codegen") or {}).get(
+                    "failed")), "not run")
+            text += f"(`CodeGenConstraintDynamics` not measured: {why}; lcaba alone.) "
         if misses:
             text += f"**The {target:g}× target is missed on " + ", ".join(misses) + "**."
         else:
-            text += (f"The {target:g}× target is met on all {len(judged)} models, against "
-                     "the faster of the two Pinocchio timings.")
+            text += f"The {target:g}× target is met on all {len(judged)} models."
+        lc = [e for e in results if e.get("lcaba") and "lcaba" in e["ns"]]
+        if lc:
+            rtol = res["settings"].get("lcaba", {}).get("tuned_rtol", TUNED_RTOL)
+            text += (" lcaba (given the same `CONTACT_3D` constraint models as "
+                     "`constraintDynamics`; timed with the fewest proximal iterations at which "
+                     f"a mu gives q̈ within {rtol:g} of the independent numpy solution): "
+                     + ", ".join(
+                         f"{e['model']} {_lcaba_settings(e)}, within "
+                         f"{e['reference_error']['lcaba']:.0e}" for e in lc) + ".")
+            bad = [e["model"] for e in lc if not e["lcaba"]["meets"]]
+            if bad:
+                text += (" **lcaba does not reach that accuracy on " + ", ".join(bad)
+                         + "** (timed with its most accurate settings tried).")
+    shared = [f"{e['model']} ×{ratio(e, 'pinocchio'):.0f}" for e in results
+              if ratio(e, "pinocchio") is not None]
+    tuned = [f"{e['model']} ×{r:.1f}" for e in results if (j := _judged(e))
+             and j[0] == "pinocchio_tuned" for r in [j[1]]]
+    if shared or tuned:
+        text += " Against Pinocchio's iterative `constraintDynamics`: "
+        if shared:
+            text += (", ".join(shared) + " with the shared proximal settings ("
+                     + _iterations_text(results) + ")")
+        if tuned:
+            text += ("; " if shared else "") + ", ".join(tuned) + (
+                " with the fewest iterations that keep its accuracy")
+        text += "."
     worst = max(results, key=lambda e: e["check_error"])
     text += (f" symgen's q̈ is within {worst['check_error']:.0e} of an independent numpy "
              f"solution (worst model: {worst['model']}).")
@@ -873,19 +1251,37 @@ def embedded_summary(res: Mapping[str, Any]) -> str:
     return text
 
 
+def _codegen_text(res: Mapping[str, Any]) -> str:
+    """What the page says of the generated CodeGenConstraintDynamics's settings."""
+    cg = [e["codegen"] for e in res["results"] if e.get("codegen")]
+    if not cg:
+        return ""
+    its = sorted({c["max_iter"] for c in cg})
+    return (f" (here max_iter {', '.join(map(str, its))}, mu {cg[0]['mu']:g}, relative "
+            f"accuracy {cg[0]['relative_accuracy']:g})")
+
+
+def _short(text: str, width: int = 90) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 def section(res: Mapping[str, Any]) -> str:
-    """The benchmark page's section: what is timed, the table, the target line."""
+    """The benchmark page's section: what is timed, the tables, the target line."""
     st = res["settings"]
     p, mj = st["pinocchio"], st["mujoco"]
+    lc = st.get("lcaba", {})
     vers = res.get("versions", {})
+    unavailable = res.get("unavailable", {})
     parts = [
         "Forward dynamics of closed kinematic loops: symgen's compiled "
         "`constrained_forward_dynamics` (inputs q, v, τ; outputs q̈ and λ of the independent "
-        f"loop rows) against Pinocchio {vers.get('pinocchio', '')}'s C++ `constraintDynamics` "
-        f"and MuJoCo {vers.get('mujoco', '')}'s `mj_forward` with equality constraints, on "
-        "the example models five-bar, Delta robot and four-bar knee (`examples/models/`). "
-        f"States: {st['states']} per model (seed {st['seed']}), q closed by "
-        "`LoopClosure(model).assemble` from the zero configuration moved by "
+        f"loop rows) against Pinocchio {vers.get('pinocchio', '')}'s loop-constrained "
+        "articulated-body algorithm `lcaba` and its code-generated "
+        "`CodeGenConstraintDynamics` (the headline: the faster of the two), its iterative "
+        f"`constraintDynamics`, and MuJoCo {vers.get('mujoco', '')}'s `mj_forward` with "
+        "equality constraints, on the example models five-bar, Delta robot and four-bar knee "
+        f"(`examples/models/`). States: {st['states']} per model (seed {st['seed']}), q "
+        "closed by `LoopClosure(model).assemble` from the zero configuration moved by "
         f"{st['perturbation']:g} N(0, 1) rad per coordinate, v in the null space of the "
         "loop Jacobian (every raw row), τ standard normal: consistent states, where q̈ is "
         "unique however redundant a tool's constraint rows are. Each tool has its own "
@@ -910,46 +1306,61 @@ def section(res: Mapping[str, Any]) -> str:
         "peer but a floor in practice: both loop formulations compute the same M and bias "
         "forces and the loop's Jacobian and Ġq̇ on top (the embedding factors a smaller "
         "matrix than M).",
-        "- **Pinocchio**: `constraintDynamics(model, data, q, v, tau, contact_models, "
-        "contact_datas, settings)` per call, after one `initConstraintDynamics`; the model "
-        "written by `saveToBinary` and the constraint models of "
-        "`symgen.peers.pinocchio_constraints` (a revolute loop joint: two `CONTACT_3D` points "
-        f"on its axis, {p['axis_offset']:g} m apart, LOCAL frame, no Baumgarte terms) rebuilt "
-        "in C++ from their numbers. *shared settings*: `ProximalSettings("
+        "- Pinocchio's constraint models, shared by its three timings: the model written by "
+        "`saveToBinary` and the `RigidConstraintModel`s of "
+        "`symgen.peers.pinocchio_constraints`, rebuilt in C++ from their numbers: a "
+        "revolute loop joint is two `CONTACT_3D` point constraints on its axis, "
+        f"{p['axis_offset']:g} m apart (6 rows for its 5 independent ones), between the two "
+        "joints carrying its bodies, LOCAL frame, no Baumgarte terms (a spherical loop would "
+        "be one `CONTACT_3D`, a fixed one a `CONTACT_6D`; the three models have revolute "
+        "loops only).",
+        "- **lcaba**: `lcaba(model, data, q, v, tau, constraint_models, constraint_datas, "
+        "settings)` per call, after one `computeJointMinimalOrdering(model, data, "
+        "constraint_models)` (lcaba's set-up: the joint elimination order and the coupling "
+        "terms of the loops). lcaba is an augmented Lagrangian on the articulated-body "
+        "recursion: the loops' rows enter the articulated inertias with the penalty 1/mu, "
+        "then each further proximal iteration corrects λ by a reduced backward and forward "
+        "sweep; it stops on its absolute accuracy only (set to 0: every call runs max_iter "
+        "− 1 corrections) and copes with redundant rows. The shared mu "
+        f"{lc.get('shared_mu', p['mu']):g} leaves its q̈ far from the solution (rounding in "
+        "the penalised inertias; the column *at shared mu*); a larger mu converges in more "
+        "iterations but further. So lcaba is timed with the fewest max_iter of "
+        f"{', '.join(map(str, lc.get('tuned_candidates', p['tuned_candidates'])))} at which "
+        f"one of mu = {', '.join(f'{x:g}' for x in lc.get('mu_candidates', LCABA_MU))} "
+        "gives q̈ within "
+        f"{lc.get('tuned_rtol', p['tuned_rtol']):g} of the independent numpy solution "
+        "(below) at every state, with the most accurate such mu.",
+        "- **CodeGenConstraintDynamics**: Pinocchio's CppADCodeGen C of "
+        "`constraintDynamics` on the same constraint models (`bench.peers.pinocchio_codegen`), "
+        "taped with the fewest-iterations settings of `constraintDynamics` below"
+        + _codegen_text(res) + ", compiled with gcc "
+        f"`{' '.join(st['flags'])}` and called as `<name>_forward_zero(in, out, atomic)` "
+        "from a C program (in = [q, v, τ] per state, packed beforehand).",
+        "- **constraintDynamics**: `constraintDynamics(model, data, q, v, tau, "
+        "contact_models, contact_datas, settings)` per call, after one "
+        "`initConstraintDynamics`. *shared settings*: `ProximalSettings("
         f"{p['absolute_accuracy']:g}, {p['relative_accuracy']:g}, {p['mu']:g}, "
         f"{p['max_iter']})` as `pinocchio_constraints.constraint_dynamics` uses: with "
-        "redundant rows (6 per revolute loop for at most 5 independent ones) the change of "
-        "λ need not fall below the relative accuracy ("
+        "redundant rows the change of λ need not fall below the relative accuracy ("
         + _iterations_text(res["results"]) + "). *fewest iterations*: the same call with "
         f"max_iter lowered to the smallest of {', '.join(map(str, p['tuned_candidates']))} "
-        f"whose q̈ agrees with the independent numpy solution (below) to {p['tuned_rtol']:g} "
-        "at every state; the 3× target "
-        "is judged against this, the faster of the two.",
+        f"whose q̈ agrees with the independent numpy solution to {p['tuned_rtol']:g} at "
+        "every state.",
         "- **MuJoCo**: copy qpos, qvel, qfrc_applied into mjData, then `mj_forward` (the whole "
         "pipeline; contacts off, the equality constraints on, Newton solver). Loop joints as "
         f"site `connect` equalities (two per revolute loop on its axis, {mj['axis_offset']:g} "
         f"m apart), solimp = ({', '.join(f'{x:g}' for x in mj['solimp'])}) (the stiffest "
         f"MuJoCo allows), solref = ({', '.join(f'{x:g}' for x in mj['solref'])}). MuJoCo's "
         "constraints are soft: its regularisation (1 − d)/d ≈ 1e-4 of each row's inertia "
-        "stays, which its accuracy column shows.",
+        "stays, which its accuracy shows.",
         "",
-        "Ratios are peer time / symgen time (> 1: symgen faster). Accuracy: the worst "
-        "state's max|q̈ − q̈_symgen| / max(1, |q̈_symgen|); residual: the worst "
-        "|H q̈ + Ḣq̇| on every raw loop row (numeric loop closure, no generated code), "
-        "relative to max(1, |H| |q̈|, |Ḣq̇|); *vs reference*: the worst state's error of each "
-        "tool's q̈ against an independent numpy solution (M and C of `symgen.reference`, the "
-        "null space of H), which symgen's must meet to 1e-8 before any figure is kept. "
-        "symgen's kernel solves on the loop rows its analysis kept at generation (an "
-        "independent subset of H's rows, chosen once); at a state where that subset is worse "
-        "conditioned than H its error grows accordingly, and the peers' accuracy against "
-        "symgen then shows symgen's error, not theirs (compare the *vs reference* column).",
+        "symgen's formulations (ns per call; constraint rows: symgen's independent ones, "
+        "Pinocchio's, MuJoCo's):",
         "",
     ]
     rows = []
     for e in res["results"]:
         r = e["rows"]
-        it = e["iterations"]
-        tuned = it.get("pinocchio_tuned_max_iter")
         methods = e.get("embedded_methods", {})
         rows.append([
             e["model"], e["nv"], e["dof"],
@@ -963,28 +1374,78 @@ def section(res: Mapping[str, Any]) -> str:
             e.get("forward_dynamics", {}).get("choice", "—"),
             (f"{_ns(e['ns']['open_tree'])} ({e['open_tree']['ops']['total']:,} ops)"
              if "open_tree" in e["ns"] else "—"),
-            _cell(e, "pinocchio") + (f", {_iterations(e, 'pinocchio')}"
-                                     if "pinocchio" in e["ns"] else ""),
-            _cell(e, "pinocchio_tuned") + (f", {tuned} it." if tuned else ""),
-            _cell(e, "mujoco"),
-            _e(e["accuracy"].get("pinocchio")), _e(e["accuracy"].get("mujoco")),
-            " / ".join(_e(e["reference_error"].get(k)) for k in ("symgen", "pinocchio",
-                                                                 "mujoco")),
-            " / ".join(_e(e["residual"].get(k)) for k in ("symgen", "pinocchio", "mujoco")),
         ])
     parts.append(table(
         ["model", "nv", "DOF", "constraint rows (symgen / Pin. / MuJoCo)", "symgen ops",
          "symgen ns", "embedded ops (recursion, reduced)",
          "embedded ns (multipliers / embedded)", "forward_dynamics picks",
-         "open tree ns (ops)",
-         "Pinocchio ns, shared settings (ratio)",
-         "Pinocchio ns, fewest iterations (ratio)", "MuJoCo ns (ratio)",
-         "Pinocchio vs symgen", "MuJoCo vs symgen", "vs reference (symgen / Pin. / MuJoCo)",
-         "residual (symgen / Pin. / MuJoCo)"], rows, "lrrlrrrrlrrrrrrll"))
-    for peer, reason in res.get("unavailable", {}).items():
-        parts += ["", f"{peer.capitalize()}: not measured, {reason}."]
-    parts += ["", "**Target (at least 3× faster than Pinocchio's `constraintDynamics` on each "
-              "model):** " + summary(res),
+         "open tree ns (ops)"], rows, "lrrlrrrrlr"))
+    parts += ["", "Against the peers (ns per call, ratio = peer / symgen: > 1, symgen faster; "
+              "*headline*: the faster of lcaba and CodeGenConstraintDynamics):", ""]
+    below: dict[str, str] = {}
+    rows = []
+    for e in res["results"]:
+        it = e["iterations"]
+        tuned = it.get("pinocchio_tuned_max_iter")
+        head = _headline(e)
+        cells = []
+        for tool in ("lcaba", "codegen"):
+            why = _not_measured(res, e, tool)
+            if why and len(why) > 60:
+                below[tool] = why
+                why = "not measured (below)"
+            cells.append(why or _cell(e, tool) + (f", {_lcaba_settings(e)}"
+                                                  if tool == "lcaba" else ""))
+        rows.append([
+            e["model"], _ns(e["ns"]["symgen"]), *cells,
+            "—" if head is None else f"×{head[1]:.1f} ({HEADLINE[head[0]]})",
+            _cell(e, "pinocchio_tuned") + (f", {tuned} it." if tuned else ""),
+            _cell(e, "pinocchio") + (f", {_iterations(e, 'pinocchio')}"
+                                     if "pinocchio" in e["ns"] else ""),
+            _cell(e, "mujoco"),
+        ])
+    parts.append(table(
+        ["model", "symgen ns", "lcaba ns (ratio), settings", "CodeGenConstraintDynamics ns "
+         "(ratio)", "headline", "constraintDynamics ns, fewest iterations (ratio)",
+         "constraintDynamics ns, shared settings (ratio)", "MuJoCo ns (ratio)"],
+        rows, "lrrrlrrr"))
+    for tool, why in below.items():
+        parts += ["", f"{HEADLINE[tool]}: {why}."]
+    tools = [("symgen", "symgen"), ("lcaba", "lcaba"), ("codegen", "CodeGen"),
+             ("pinocchio_tuned", "constraintDynamics, fewest it."),
+             ("pinocchio", "constraintDynamics, shared"), ("mujoco", "MuJoCo")]
+    parts += ["", "Accuracy, the worst state of each model: *vs reference*: max|q̈ − q̈_ref| / "
+              "max(1, |q̈_ref|) against an independent numpy solution (M and C of "
+              "`symgen.reference`, the null space of H), which symgen's must meet to 1e-8 "
+              "before any figure is kept; *residual*: |H q̈ + Ḣq̇| on every raw loop row "
+              "(numeric loop closure, no generated code) relative to max(1, |H| |q̈|, |Ḣq̇|); "
+              "*vs symgen*: max|q̈ − q̈_symgen| / max(1, |q̈_symgen|). symgen's kernel solves on "
+              "the loop rows its analysis kept at generation (an independent subset of H's "
+              "rows, chosen once); at a state where that subset is worse conditioned than H "
+              "its error grows accordingly, and the peers' accuracy against symgen then shows "
+              "symgen's error, not theirs (compare *vs reference*). *lcaba at shared mu*: "
+              "lcaba's error against the reference with the shared settings (mu "
+              f"{lc.get('shared_mu', p['mu']):g}, max_iter "
+              f"{lc.get('shared_max_iter', p['max_iter'])}).", ""]
+    rows = []
+    for e in res["results"]:
+        row = [e["model"]]
+        for tool, _ in tools:
+            if tool not in e["ns"] or tool not in e["reference_error"]:
+                row.append("—")
+                continue
+            vs = "—" if tool == "symgen" else _e(e["accuracy"].get(tool))
+            row.append(f"{_e(e['reference_error'][tool])} / {_e(e['residual'][tool])} / {vs}")
+        row.append(_e((e.get("lcaba") or {}).get("shared_error")))
+        rows.append(row)
+    parts.append(table(["model", *(f"{label} (vs reference / residual / vs symgen)"
+                                   for _, label in tools), "lcaba at shared mu"],
+                       rows, "l" + "r" * (len(tools) + 1)))
+    for peer, reason in unavailable.items():
+        if peer not in HEADLINE:
+            parts += ["", f"{peer.capitalize()}: not measured, {reason}."]
+    parts += ["", f"**Target (at least {st['target']:g}× faster than the faster of Pinocchio's "
+              "`lcaba` and `CodeGenConstraintDynamics` on each model):** " + summary(res),
               "", "**Constraint embedding (issue 15's goal: at least 1.5× faster than the "
               "multipliers on the four-bar knee; `forward_dynamics` never slower than the "
               "other formulation by more than noise):** " + embedded_summary(res)]
@@ -1001,6 +1462,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default=None,
                         help=f"comma-separated models (of {', '.join(MODELS)}; default all)")
     parser.add_argument("--states", type=int, default=None, help="states per model")
+    parser.add_argument("--no-codegen", action="store_true",
+                        help="skip Pinocchio's generated CodeGenConstraintDynamics (its "
+                             "generator takes ~15 min to build, once)")
     parser.add_argument("--out", type=Path, default=None,
                         help="folder of loop_dynamics.json (default bench/results/, --quick: "
                              "bench/results/quick/; a run of chosen models or states writes "
@@ -1017,7 +1481,7 @@ def main(argv: list[str] | None = None) -> int:
     chosen = bool(args.models or args.states) or name == "smoke"
     out = args.out or (None if chosen else RESULTS / "quick" if name == "quick" else RESULTS)
     res = measure(models, count, cfg["repeats"], cfg["rounds"], name,
-                  None if out is None else out / "loop_dynamics.json")
+                  None if out is None else out / "loop_dynamics.json", not args.no_codegen)
     print(section(res))
     if out is None:
         log("chosen models or states: no file written (--out DIR to keep the results)")
