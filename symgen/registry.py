@@ -75,7 +75,9 @@ class Kernel:
       ``ltdl``), chosen by an option of the formulation; ``loop_variants`` replace them for
       a model with loop joints (``forward_dynamics``: ``embedded`` or ``multipliers``);
     - ``methods``: names of the derivation methods of one kernel (the target's
-      ``method``), each derived and the cheapest kept;
+      ``method``), each derived and the cheapest kept; ``fallbacks``: further methods,
+      derived only when none of ``methods`` applies to the model (the costlier derivations
+      of a kernel, kept by name for tests and for models the first ones decline);
     - ``default``: generated when no kernel list is given;
     - ``tolerance``: the bound of :mod:`symgen.apps.verify` against the peers when the default
       (1e-10) does not hold for the kernel's conditioning, with the reason in ``doc``;
@@ -94,7 +96,8 @@ class Kernel:
       batch keeps the scalar loop (:mod:`symgen.backends.simd.emit`), which spares the build the
       lane code of what is often the model's largest kernel;
     - ``schedule``: its program is ordered depth-first from the outputs
-      (:func:`symgen.ir.optimize.schedule`): the programs derived by differentiation;
+      (:func:`symgen.ir.optimize.schedule`): the programs derived by differentiation, and
+      inverse dynamics (measured faster scheduled on large trees, the same on small ones);
     - ``program_docs``: the generated C documents the kernel by its program's own text
       (summary and outputs, which may depend on the model), not by ``summary`` and the
       outputs' ``doc`` (an argument's documentation is always the program's).
@@ -119,6 +122,7 @@ class Kernel:
     variants: tuple[str, ...] = ()
     loop_variants: tuple[str, ...] = ()
     methods: tuple[str, ...] = ()
+    fallbacks: tuple[str, ...] = ()
     doc: str = ""
     tolerance: float | None = None
     float_check: bool = True

@@ -11,9 +11,11 @@ free joint, body-frame translation) increment, as Pinocchio's derivatives are
 **Inverse dynamics**: ∂τ/∂q and ∂τ/∂v of the Newton-Euler program (∂τ/∂a = M, the
 ``mass_matrix`` kernel), by forward mode (2nv tangent directions), reverse mode (nv adjoint
 directions, one per τᵢ) or the analytical recursions of Carpentier & Mansard 2018
-(:mod:`symgen.formulations.analytical_derivatives`); the cheapest is kept.
+(:mod:`symgen.formulations.analytical_derivatives`): the analytical, and where they decline,
+the cheaper of the other two (:attr:`symgen.registry.Kernel.fallbacks`).
 
-**Forward dynamics**, four derivations (the cheapest is kept): the tangents of the forward
+**Forward dynamics**, four derivations (``analytical``, and where it declines, the cheapest
+of the other three): the tangents of the forward
 dynamics program itself (``direct``), or through inverse dynamics: q̈ = FD(q, v, τ)
 satisfies ID(q, v, q̈) = τ, so ∂q̈/∂x = −M⁻¹ ∂ID/∂x for x = q, v and ∂q̈/∂τ = M⁻¹
 (Carpentier & Mansard 2018, eq. 7), with ∂ID/∂x at the computed q̈ (one reverse sweep of

@@ -26,7 +26,10 @@ import pytest
 from random_models import build, random_spec, random_state
 
 import symgen
-from symgen.formulations.tree.catalogue_derivatives import DERIVATIVE_METHODS
+from symgen.formulations.tree.catalogue_derivatives import (
+    DERIVATIVE_FALLBACKS,
+    DERIVATIVE_METHODS,
+)
 from symgen.io.robots import robot_urdf
 from symgen.ir.printer import evaluate
 
@@ -120,10 +123,11 @@ def test_robot_derivatives_match_pinocchio(name, floating):
             assert _rel(ours, br.matrix_from_pin(theirs)) <= PIN_TOLERANCE
 
 
-@pytest.mark.parametrize("method", ["forward", "reverse"])
+@pytest.mark.parametrize("method", ["forward", "reverse", "analytical"])
 def test_every_inverse_derivative_method_matches_pinocchio(method):
-    """Forward and reverse mode of inverse_dynamics_derivatives (the kernel keeps the
-    cheaper), their programs evaluated in Python, against Pinocchio on the UR5."""
+    """Each derivation of inverse_dynamics_derivatives (the analytical recursions; forward
+    and reverse mode where they decline), its program evaluated in Python, against Pinocchio
+    on the UR5."""
     from symgen.formulations.tree.context import TreeContext, TreeTarget
     from symgen.registry import get
 
@@ -139,9 +143,9 @@ def test_every_inverse_derivative_method_matches_pinocchio(method):
     assert _rel(got["dtau_dv"], br.matrix_from_pin(dv)) <= PIN_TOLERANCE
 
 
-@pytest.mark.parametrize("method", DERIVATIVE_METHODS)
+@pytest.mark.parametrize("method", DERIVATIVE_METHODS + DERIVATIVE_FALLBACKS)
 def test_every_forward_derivative_method_matches_pinocchio(method):
-    """Each derivation of forward_dynamics_derivatives (the kernel keeps the cheapest), its
+    """Each derivation of forward_dynamics_derivatives (analytical, and the fallbacks), its
     program evaluated in Python, against Pinocchio's computeABADerivatives on the UR5."""
     from symgen.formulations.tree.context import TreeContext, TreeTarget
     from symgen.registry import get

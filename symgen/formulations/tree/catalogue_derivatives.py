@@ -12,8 +12,11 @@ from symgen.formulations.tree.context import FORMULATION
 from symgen.formulations.tree.derivation import nv_nv_shape, one, with_context
 from symgen.registry import Kernel, Output, register
 
-#: How forward-dynamics derivatives are derived (symgen.formulations.derivatives).
-DERIVATIVE_METHODS = ("direct", "via_id", "via_ltdl", "analytical")
+#: How forward-dynamics derivatives are derived (symgen.formulations.derivatives): the
+#: analytical recursions, and where they decline, the cheapest of the differentiated programs
+#: (they cost 1.2-1.4× the operations on every robot measured: docs/derivatives.md).
+DERIVATIVE_METHODS = ("analytical",)
+DERIVATIVE_FALLBACKS = ("direct", "via_id", "via_ltdl")
 
 #: verify's bound against the central-difference references: their truncation and rounding
 #: (step :data:`symgen.reference.derivatives.DIFFERENCE_STEP`) over random states whose
@@ -29,9 +32,10 @@ register(Kernel(
     with_context(lambda d, c: derivatives.inverse_dynamics_derivatives(
         d.b, c, d.b.name, d.inputs, d.method)),
     takes_forces=True, uses_tree=False, default=False, on_request=True,
-    tolerance=DIFFERENCE_TOLERANCE, methods=("forward", "reverse", "analytical"), schedule=True,
-    doc="Three derivations, the cheapest kept: the Newton-Euler program differentiated in "
-    "forward or reverse mode, or the analytical recursions of Carpentier & Mansard 2018 "
+    tolerance=DIFFERENCE_TOLERANCE, methods=("analytical",), fallbacks=("forward", "reverse"),
+    schedule=True,
+    doc="The analytical recursions of Carpentier & Mansard 2018; where they decline, the "
+    "cheaper of the Newton-Euler program differentiated in forward and reverse mode "
     "(docs/derivatives.md). The numpy reference is central differences (step 1e-6): verify "
     "bounds it by 1e-6; Pinocchio's computeRNEADerivatives is compared to 1e-10.",
 ))
@@ -46,11 +50,12 @@ register(Kernel(
     with_context(lambda d, c: derivatives.forward_dynamics_derivatives(
         d.b, c, d.b.name, d.inputs, d.method)),
     takes_forces=True, uses_tree=False, default=False, on_request=True,
-    tolerance=DIFFERENCE_TOLERANCE, methods=DERIVATIVE_METHODS, comparison="solve",
+    tolerance=DIFFERENCE_TOLERANCE, methods=DERIVATIVE_METHODS,
+    fallbacks=DERIVATIVE_FALLBACKS, comparison="solve",
     schedule=True,
-    doc="Four derivations, the cheapest kept: the forward-dynamics program differentiated, "
-    "or −M⁻¹ ∂ID with a dense or a factored M⁻¹, ∂ID differentiated or by the analytical "
-    "recursions (docs/derivatives.md). The numpy "
+    doc="−M⁻¹ ∂ID with the factored M⁻¹ and ∂ID by the analytical recursions; where they "
+    "decline, the cheapest of the forward-dynamics program differentiated and −M⁻¹ ∂ID with "
+    "a dense or a factored M⁻¹ and ∂ID differentiated (docs/derivatives.md). The numpy "
     "reference is −M⁻¹ times central differences of inverse dynamics (step 1e-6, bound "
     "1e-6); Pinocchio's computeABADerivatives is compared to 1e-10. Every output solves "
     "M X = Y (Y = −∂ID/∂q, −∂ID/∂v, I), so the comparison is the backward error, as for "
@@ -80,6 +85,7 @@ register(Kernel(
                                                         d.method)),
     takes_forces=True, uses_tree=False, default=False,
     on_request=True, tolerance=DIFFERENCE_TOLERANCE, methods=DERIVATIVE_METHODS,
+    fallbacks=DERIVATIVE_FALLBACKS,
     schedule=True,
     doc="The numpy reference is central differences (bound 1e-6); the Lie-group rows of "
     "spherical and free joints hold −ad_v (docs/derivatives.md).",

@@ -82,17 +82,21 @@ class TreeFormulation:
         out = []
         failures = []
         for method in methods:
-            for way in method.methods or ("",):
-                for partition in partitions:
-                    target = TreeTarget(name, frame, partition, way)
-                    try:
-                        program = method.derive(context, target, method)
-                    except SymgenError as exc:  # e.g. no embedding: the other methods
-                        failures.append(exc)
-                        continue
-                    label = _label(kernel.name, method.name, partition,
-                                   len(partitions) > 1 or partition, way)
-                    out.append((label, program))
+            for ways in (method.methods or ("",), method.fallbacks):
+                derived = len(out)
+                for way in ways:
+                    for partition in partitions:
+                        target = TreeTarget(name, frame, partition, way)
+                        try:
+                            program = method.derive(context, target, method)
+                        except SymgenError as exc:  # e.g. no embedding: the other methods
+                            failures.append(exc)
+                            continue
+                        label = _label(kernel.name, method.name, partition,
+                                       len(partitions) > 1 or partition, way)
+                        out.append((label, program))
+                if len(out) > derived:  # the fallbacks only when no method applied
+                    break
         if not out and failures:
             raise failures[0]
         return out
