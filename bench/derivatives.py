@@ -1,9 +1,11 @@
 # ruff: noqa: E501  (the C and C++ driver sources below have long lines)
 """Derivatives: symgen's ``inverse_dynamics_derivatives`` and ``forward_dynamics_derivatives``
 against Pinocchio's C++ ``computeRNEADerivatives`` / ``computeABADerivatives`` (Carpentier &
-Mansard 2018) and against CasADi-generated C of the Jacobians of Pinocchio's RNEA and ABA
-(cmeel-casadi-kin-dyn), on the UR5, Panda, Solo12 and Talos, in one run; and the generation
-time of symgen's two derivative kernels.
+Mansard 2018), against the same derivatives as straight-line C from Pinocchio's own code
+generation (CppADCodeGen: ``CodeGenRNEADerivatives`` / ``CodeGenABADerivatives``,
+:mod:`bench.peers.pinocchio_codegen`, at -O3 and -Ofast) and against CasADi-generated C of the
+Jacobians of Pinocchio's RNEA and ABA (cmeel-casadi-kin-dyn), on the UR5, Panda, Solo12 and
+Talos, in one run; and the generation time of symgen's two derivative kernels.
 
     python -m bench.derivatives                    # the four robots, 1000 states
     python -m bench.derivatives --quick            # UR5 and Panda, 200 states
@@ -19,7 +21,9 @@ at δ = 0 (:mod:`bench.peers.casadi_derivatives`). What each call computes:
 
 - symgen ∂ID: ∂τ/∂q, ∂τ/∂v. symgen ∂FD: ∂q̈/∂q, ∂q̈/∂v and ∂q̈/∂τ = M⁻¹.
 - Pinocchio ``computeRNEADerivatives(model, data, q, v, a)``: ∂τ/∂q, ∂τ/∂v and M (= ∂τ/∂a);
-  ``computeABADerivatives(model, data, q, v, τ)``: ∂q̈/∂q, ∂q̈/∂v and M⁻¹.
+  ``computeABADerivatives(model, data, q, v, τ)``: ∂q̈/∂q, ∂q̈/∂v and M⁻¹. Its generated C
+  (``drnea_forward_zero``, ``daba_forward_zero``) returns the same three matrices; it must
+  also agree with symgen's to PCG_AGREEMENT.
 - CasADi: ∂τ/∂q, ∂τ/∂v; ∂q̈/∂q, ∂q̈/∂v (no M⁻¹: it does a little less than the others).
 
 States: :func:`bench.common.random_states` (seed 0). Timing as :mod:`bench.kernel_speed`:
@@ -63,6 +67,7 @@ from .common import (
     write_json,
 )
 from .kernel_speed import CPP_HELPERS, CPP_INCLUDES
+from .user_build import time_user_build
 
 ROBOTS = (("ur5", False), ("panda", False), ("solo12", True), ("talos", True))
 MODES: dict[str, dict[str, Any]] = {
@@ -79,6 +84,11 @@ MATRICES = ((ID, "dtau_dq", "did_dq"), (ID, "dtau_dv", "did_dv"),
 CHECK_RTOL = 1e-6
 #: The goal of the issue: symgen at least this many times faster than Pinocchio.
 GOAL = 2.0
+#: Pinocchio's generated C (peers/pinocchio_codegen.py): the tool of each build variant of
+#: it ("": FLAGS; "-Ofast", Pinocchio's default) and the agreement with symgen's matrices it
+#: must reach (besides the central differences).
+PCG_TOOLS = {"": "pinocchio_codegen", "-Ofast": "pinocchio_codegen_ofast"}
+PCG_AGREEMENT = 1e-9
 Runner = Callable[[int], dict[str, Any]]
 
 SYMGEN_DRIVER = r"""
@@ -283,6 +293,29 @@ def prepare_pinocchio(model: symgen.Model, states: Mapping[str, np.ndarray], dri
     return run
 
 
+# ------------------------------------------------------------------------------ Pinocchio codegen
+def prepare_pinocchio_codegen(model: symgen.Model, states: Mapping[str, np.ndarray],
+                              work: Path) -> tuple[dict[str, Runner], dict[str, Any]]:
+    """CppADCodeGen's C of Pinocchio's ``computeRNEADerivatives`` / ``computeABADerivatives``
+    (``CodeGenRNEADerivatives``, ``CodeGenABADerivatives``; :mod:`bench.peers.pinocchio_codegen`)
+    at FLAGS and at -Ofast: ({tool: runner}, info with op counts and code sizes)."""
+    from .peers import pinocchio_codegen as pcg
+
+    runs, info = pcg.prepare(model, states, ("drnea", "daba"), FLAGS, work, log)
+
+    def wrap(run: Callable[[int], dict[str, Any]]) -> Runner:
+        def runner(repeats: int) -> dict[str, Any]:
+            out = run(repeats)
+            o = out["outputs"]
+            return {"ns": {"id": out["ns"]["drnea"], "fd": out["ns"]["daba"]},
+                    "matrices": {"did_dq": o["drnea"]["dq"], "did_dv": o["drnea"]["dv"],
+                                 "dfd_dq": o["daba"]["dq"], "dfd_dv": o["daba"]["dv"]}}
+
+        return runner
+
+    return {PCG_TOOLS[s]: wrap(run) for s, run in runs.items()}, info
+
+
 # ------------------------------------------------------------------------------ CasADi
 def prepare_casadi(model: symgen.Model, states: Mapping[str, np.ndarray], venv: Path,
                    work: Path) -> tuple[Runner, dict[str, Any]]:
@@ -333,8 +366,9 @@ def prepare_casadi(model: symgen.Model, states: Mapping[str, np.ndarray], venv: 
 
 # ------------------------------------------------------------------------------ one robot
 def measure_robot(name: str, floating: bool, count: int, repeats: int, rounds: int,
-                  peers: Mapping[str, Any]) -> dict[str, Any]:
-    """Every tool on one robot (module docstring)."""
+                  peers: Mapping[str, Any], user_build: bool = False) -> dict[str, Any]:
+    """Every tool on one robot (module docstring); with ``user_build``, also a user's own
+    build of ∂FD (:mod:`bench.user_build`), after the interleaved rounds."""
     model = load_robot(name, floating)
     states = random_states(model, count, seed=0)
     started = time.perf_counter()
@@ -364,6 +398,22 @@ def measure_robot(name: str, floating: bool, count: int, repeats: int, rounds: i
         if "pinocchio" in peers:
             runners["pinocchio"] = prepare_pinocchio(model, states, peers["pinocchio"],
                                                      folder("pinocchio"))
+        if "pinocchio_codegen" in peers:
+            from .peers import pinocchio_codegen as pcg
+
+            started = time.perf_counter()
+            pcg_runners, info = prepare_pinocchio_codegen(model, states,
+                                                          folder("pinocchio_codegen"))
+            runners.update(pcg_runners)
+            entry["seconds"]["pinocchio_codegen"] = time.perf_counter() - started
+            entry["ops"]["pinocchio_codegen"] = {"id": info["ops"]["drnea"],
+                                                 "fd": info["ops"]["daba"]}
+            counted = pcg.symgen_c_ops(Path(tmp) / "symgen" / "m.c", (ID, FD))
+            entry["ops"]["symgen_c"] = {"id": counted[ID], "fd": counted[FD]}
+            entry["generation_pinocchio_codegen"] = info["generation"]
+            entry["code_bytes_peers"] = {
+                PCG_TOOLS[s]: {"id": c["drnea"], "fd": c["daba"]}
+                for s, c in info["code_bytes"].items()}
         if "casadi" in peers:
             runners["casadi"], info = prepare_casadi(model, states, peers["casadi"],
                                                      folder("casadi"))
@@ -388,6 +438,9 @@ def measure_robot(name: str, floating: bool, count: int, repeats: int, rounds: i
             entry["agreement"][tool] = max(relative_error(matrices[tool][k],
                                                           matrices["symgen"][k])
                                            for k in expected)
+            if tool in PCG_TOOLS.values() and not entry["agreement"][tool] <= PCG_AGREEMENT:
+                raise RuntimeError(f"{tool} on {name} differs from symgen by "
+                                   f"{entry['agreement'][tool]:.1e} (> {PCG_AGREEMENT:g})")
     for kind in ("id", "fd"):
         entry["ns"][kind] = {t: float(np.median([s[kind] for s in v]))
                              for t, v in samples.items()}
@@ -396,6 +449,12 @@ def measure_robot(name: str, floating: bool, count: int, repeats: int, rounds: i
     log(f"  {name}: " + "; ".join(
         f"{kind} " + ", ".join(f"{t} {ns:,.0f} ns" for t, ns in entry["ns"][kind].items())
         for kind in ("id", "fd")))
+    if user_build:
+        started = time.perf_counter()
+        entry["user_build"] = {"fd": time_user_build(name, floating, FD, states, repeats)}
+        log(f"  {name}: a user's build of ∂FD (symgen generate + gcc -O3, own harness): "
+            f"{entry['user_build']['fd']['ns']:,.0f} ns "
+            f"({time.perf_counter() - started:.0f} s to build and time)")
     return entry
 
 
@@ -419,6 +478,15 @@ def measure(robots: Sequence[tuple[str, bool]], count: int, repeats: int, rounds
         unavailable["pinocchio"] = reason
     else:
         peers["pinocchio"] = pinocchio_driver()
+    from .peers import pinocchio_codegen as pcg
+
+    reason = ("skipped by --smoke (building Pinocchio's code generator takes 6-15 min, once)"
+              if mode == "smoke" else pcg.unavailable())
+    if reason:
+        unavailable["pinocchio_codegen"] = reason
+    else:
+        pcg.generator(log)
+        peers["pinocchio_codegen"] = True
     if casadi_venv is None:
         unavailable["casadi"] = "not requested (--no-casadi or --smoke)"
     else:
@@ -434,6 +502,8 @@ def measure(robots: Sequence[tuple[str, bool]], count: int, repeats: int, rounds
         import pinocchio
 
         versions["pinocchio"] = pinocchio.__version__
+    if "pinocchio_codegen" in peers:
+        versions["pinocchio codegen"] = dict(pcg.PACKAGES)
     if "casadi" in peers:
         from .peers import casadi_peer
 
@@ -448,7 +518,8 @@ def measure(robots: Sequence[tuple[str, bool]], count: int, repeats: int, rounds
     res["settings"]["pinned_cpu"] = pin_to_one_cpu()
     try:
         for name, floating in robots:
-            res["results"].append(measure_robot(name, floating, count, repeats, rounds, peers))
+            res["results"].append(measure_robot(name, floating, count, repeats, rounds, peers,
+                                                user_build=mode != "smoke"))
             if out is not None:
                 write_json(out, res)
     finally:
@@ -463,28 +534,29 @@ def measure(robots: Sequence[tuple[str, bool]], count: int, repeats: int, rounds
 
 # ------------------------------------------------------------------------------ page
 KINDS = {"id": "∂ID (∂τ/∂q, ∂τ/∂v)", "fd": "∂FD (∂q̈/∂q, ∂q̈/∂v, ∂q̈/∂τ)"}
-TOOLS = {"pinocchio": "Pinocchio (C++)", "casadi": "CasADi-generated"}
+TOOLS = {"pinocchio": "Pinocchio (C++)", "pinocchio_codegen": "Pinocchio codegen",
+         "pinocchio_codegen_ofast": "Pinocchio codegen -Ofast", "casadi": "CasADi-generated"}
 
 
 #: What the figures show (the page's explanation of where symgen loses).
 WHY = (
-    "**Why.** Both straight-line routes (symgen, CasADi) spend one instruction per operation, "
-    "so the op counts (symgen's lower on every robot) decide while the code stays in the "
-    "instruction caches; on the UR5 symgen's sparse LᵀDL solves make ∂FD barely dearer "
-    "than ∂ID. Pinocchio's analytical derivatives (Carpentier & Mansard 2018) are O(N·d) "
-    "loops over 6-vectors and dense Eigen blocks (M⁻¹ times ∂τ as a matrix product): its "
-    "machine code is small and stays cached, and its work grows more slowly with the "
-    "robot than the derived programs' (the tangents of a floating base's six directions "
-    "reach every body). From the Solo12 on, Pinocchio's ∂FD is faster; on Talos each call "
-    "of symgen's ∂FD runs megabytes of machine code (the last table), more than the L2 "
-    "cache holds, so it is bound by instruction fetch: it runs at a fraction of the "
-    "operations per ns of the smaller robots' kernels (same table). The column *ops per ns the goal needs* puts a number on the "
-    "gap: with their present operation counts, the programs would have to run faster than "
-    "the smallest, cache-resident kernel (the UR5's) does. Closing it needs fewer "
-    "operations: derivatives in the style of the analytical recursions (composite "
-    "quantities, per-pair dot products) rather than differentiated programs, whose "
-    "world-frame quantities are dense where the derived programs' body-frame ones keep the "
-    "model's zeros, or code that is not straight-line for the largest robots.")
+    "**Why.** symgen's derivatives are Carpentier & Mansard's analytical recursions written "
+    "out as a straight-line program (`symgen.formulations.analytical_derivatives`, "
+    "docs/derivatives.md): every quantity in the frame of the tree's root hinge (a floating "
+    "base's own frame, where its six columns cost almost nothing), the subtree sums of the "
+    "inertia's variation reduced to six symmetric entries plus the momentum, and ∂FD as "
+    "−M⁻¹∂ID with M⁻¹ = L⁻¹D⁻¹L⁻ᵀ from the sparse LᵀDL factor, each column by the cheaper of "
+    "its sparse solve and the product with M⁻¹ over its structural nonzeros. Pinocchio's "
+    "code generation writes out the same recursions in the world frame, with dense 6×6 "
+    "blocks and dense M⁻¹ products: more operations (the table above), and on Talos ∂FD more "
+    "machine code than the L2 cache holds, for both tools.")
+
+#: The goals of the code-generation comparison: symgen at least this many times faster than
+#: Pinocchio's generated C at both flag sets, on ∂ID and ∂FD.
+PCG_GOAL = 1.2
+#: The page's symgen figure and a user's own build of the same kernel must agree within this
+#: (bench/user_build.py: `symgen generate` + gcc -O3, its own timing harness).
+USER_BUILD_AGREEMENT = 0.15
 
 
 def _ns(x: float) -> str:
@@ -510,11 +582,14 @@ def _ops(entry: Mapping[str, Any], kind: str, tool: str) -> str:
 
 
 def _behind(res: Mapping[str, Any]) -> list[str]:
-    """Every robot–kernel–peer where symgen misses the goal (Pinocchio: ×GOAL; CasADi: ×1)."""
+    """Every robot–kernel–peer where symgen misses the goal (Pinocchio: ×GOAL; its generated
+    C: ×PCG_GOAL at both flag sets; CasADi: ×1)."""
     out = []
+    goals = (("pinocchio", res["settings"]["goal"]), ("casadi", 1.0),
+             *((t, PCG_GOAL) for t in PCG_TOOLS.values()))
     for e in res["results"]:
         for kind in ("id", "fd"):
-            for tool, goal in (("pinocchio", res["settings"]["goal"]), ("casadi", 1.0)):
+            for tool, goal in goals:
                 r = ratio(e, kind, tool)
                 if r is not None and r < goal:
                     out.append(f"{kind.upper()} derivatives on {e['model']} against "
@@ -524,7 +599,7 @@ def _behind(res: Mapping[str, Any]) -> list[str]:
 
 def summary(res: Mapping[str, Any]) -> str:
     parts = []
-    for tool in ("pinocchio", "casadi"):
+    for tool in ("pinocchio", "pinocchio_codegen", "casadi"):
         cells = [f"{e['model']} ∂ID ×{ratio(e, 'id', tool):.2f}, ∂FD ×{ratio(e, 'fd', tool):.2f}"
                  for e in res["results"] if ratio(e, "id", tool) is not None]
         if cells:
@@ -558,17 +633,36 @@ def section(res: Mapping[str, Any]) -> str:
         "Jacobians. Pinocchio's `computeRNEADerivatives` also returns M.",
         "",
     ]
+    pcg_tools = [t for t in PCG_TOOLS.values()
+                 if any(t in e["ns"].get("id", {}) for e in res["results"])]
+    if pcg_tools:
+        lines += [
+            "*Pinocchio codegen* is Pinocchio's own code generation "
+            "(`pinocchio/codegen/cppadcg-algo.hpp`: `CodeGenRNEADerivatives`, "
+            "`CodeGenABADerivatives`): its analytical derivatives (Carpentier & Mansard 2018, "
+            "RSS) taped with CppAD and written out as straight-line C by CppADCodeGen "
+            "(`bench/peers/pinocchio_codegen.py`); the same outputs as the C++ calls (∂/∂q, "
+            "∂/∂v and M, resp. M⁻¹), timed by calling the generated `*_forward_zero` "
+            f"functions directly, compiled at `{' '.join(s['flags'])}` and at `-Ofast` "
+            "(Pinocchio's default); checked like the others and against symgen's matrices "
+            f"to {PCG_AGREEMENT:g}.",
+            "",
+        ]
     for name, why in res.get("unavailable", {}).items():
         lines.append(f"- {TOOLS.get(name, name)} not measured: {why}.")
     for kind, title in KINDS.items():
         rows = []
         for e in res["results"]:
             rows.append([e["model"], e["nv"], _ns(e["ns"][kind]["symgen"]),
-                         _cell(e, kind, "pinocchio"), _cell(e, kind, "casadi"),
+                         _cell(e, kind, "pinocchio"),
+                         *[_cell(e, kind, t) for t in pcg_tools], _cell(e, kind, "casadi"),
                          _ops(e, kind, "symgen"), _ops(e, kind, "casadi")])
         lines += ["", f"**{title}** (ns per call)", "",
-                  table(["robot", "nv", "symgen", "Pinocchio (C++)", "CasADi-generated",
+                  table(["robot", "nv", "symgen", "Pinocchio (C++)",
+                         *[TOOLS[t] for t in pcg_tools], "CasADi-generated",
                          "symgen ops", "CasADi ops"], rows)]
+    if pcg_tools:
+        lines += ["", pcg_table(res)]
     def methods(e: Mapping[str, Any], kind: str) -> str:
         listed = ", ".join(f"{k} {v:,}" for k, v in e.get(f"{kind}_methods", {}).items())
         return f"{e.get(f'{kind}_method') or '—'} ({listed})" if listed else "—"
@@ -598,11 +692,75 @@ def section(res: Mapping[str, Any]) -> str:
               "", "*ops per ns the goal needs*: symgen's operation count divided by the "
               f"slower time that meets the goal (Pinocchio's / {s['goal']:g}, CasADi's): the "
               "rate symgen's program would have to run at with its present operation count."]
-    lines += ["", WHY]
+    lines += ["", user_build_text(res), "", WHY]
     behind = _behind(res)
     lines += ["", "**Where symgen is behind the goal:** " + ("; ".join(behind) + "."
                                                           if behind else "nowhere.")]
     return "\n".join(lines)
+
+
+def user_build_text(res: Mapping[str, Any]) -> str:
+    """The page's ∂FD figures beside a user's own build of the same kernel
+    (:mod:`bench.user_build`), with their agreement against USER_BUILD_AGREEMENT."""
+    rows = [[e["model"], _ns(e["ns"]["fd"]["symgen"]), _ns(e["user_build"]["fd"]["ns"]),
+             f"{e['user_build']['fd']['ns'] / e['ns']['fd']['symgen'] - 1:+.0%}"]
+            for e in res["results"] if "user_build" in e]
+    if not rows:
+        return "*A user's build*: not measured in this run."
+    off = [r[0] for r, e in zip(rows, [e for e in res["results"] if "user_build" in e],
+                               strict=True)
+           if abs(e["user_build"]["fd"]["ns"] / e["ns"]["fd"]["symgen"] - 1)
+           > USER_BUILD_AGREEMENT]
+    command = next(e for e in res["results"] if "user_build" in e)["user_build"]["fd"][
+        "command"]
+    return "\n".join([
+        "**The figure against a user's own build** (∂FD, ns per call): the same kernel "
+        f"generated by the command line and compiled as a user would (`{command}`, the robot "
+        "named as in the table), timed by its own small harness (`bench/user_build.py`: "
+        "`clock_gettime` around passes over the same states, no code shared with the "
+        f"section's drivers), after the section's rounds. Agreement required: within "
+        f"{USER_BUILD_AGREEMENT:.0%}; "
+        + (f"**missed on {', '.join(off)}**." if off else "met on every robot."),
+        "",
+        table(["robot", "this page", "a user's build", "difference"], rows, "lrrr")])
+
+
+def pcg_ops(c: Mapping[str, int]) -> str:
+    """An op count on the C text, with how many of them are by a literal ±1 or 0."""
+    return f"{c['total']:,}" + (f" ({c['trivial']:,} by ±1 / 0)" if c.get("trivial") else "")
+
+
+def pcg_table(res: Mapping[str, Any]) -> str:
+    """symgen's and Pinocchio's generated C side by side: operations counted on the C text
+    by the same rules (:func:`bench.peers.pinocchio_codegen.count_ops`), symgen's own count,
+    machine code, Pinocchio's generation time."""
+    def kb(x: int | None) -> str:
+        return "—" if x is None else f"{x / 1e3:,.1f}"
+
+    rows = []
+    for e in res["results"]:
+        if "pinocchio_codegen" not in e["ops"]:
+            continue
+        gen = e.get("generation_pinocchio_codegen", {})
+        for kind, fn in (("id", "drnea"), ("fd", "daba")):
+            code = e.get("code_bytes_peers", {})
+            rows.append([
+                e["model"], KINDS[kind].split()[0], f"{e['ops']['symgen'][kind]['total']:,}",
+                f"{e['ops']['symgen_c'][kind]['total']:,}",
+                pcg_ops(e['ops']['pinocchio_codegen'][kind]),
+                kb((e.get("code_bytes") or {}).get(kind)),
+                " / ".join(kb(code.get(t, {}).get(kind)) for t in PCG_TOOLS.values()),
+                f"{gen[fn]['wall_s'] * 1e3:,.0f}" if fn in gen else "—"])
+    return "\n".join([
+        "**Generated C: symgen against Pinocchio's code generation** (operations counted on "
+        "the C text by the same rules for both: binary + − × ÷ one each, a sign free, a call "
+        "of sqrt/sin/cos/… one; machine code of the kernel's functions, `nm -S`; Pinocchio's "
+        "generation time is taping + CppADCodeGen, once per robot, cached)",
+        "",
+        table(["robot", "kernel", "symgen ops (own count)", "symgen ops (C text)",
+               "Pinocchio codegen ops (C text)", "symgen code (kB)",
+               "Pinocchio codegen code -O3 / -Ofast (kB)", "Pinocchio generation (ms)"],
+              rows, "llrrrrrr")])
 
 
 def main(argv: list[str] | None = None) -> int:

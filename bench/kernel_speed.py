@@ -1,6 +1,8 @@
 # ruff: noqa: E501  (the C and C++ driver sources below have long lines)
 """Kernel speed: symgen's generated C against Pinocchio's C++ (the PyPI ``pin`` wheel), MuJoCo's
-C API and Pinocchio-through-CasADi generated C, on the same models and the same random states.
+C API, Pinocchio-through-CasADi generated C and Pinocchio's own generated C (CppADCodeGen,
+:mod:`bench.peers.pinocchio_codegen`: wherever Pinocchio's C++ side is timed), on the same
+models and the same random states.
 
 Every tool is timed by its own small C/C++ program (no Python in the loop) over the same
 pre-generated states, written to binary files: ``repeats`` passes over all states, the median
@@ -41,7 +43,18 @@ PAIRS: dict[str, dict[str, str]] = {
                "forward_dynamics_aba": "casadi aba", "forward_dynamics_ltdl": "casadi aba"},
     "mujoco": {"inverse_dynamics": "mujoco rne", "mass_matrix": "mujoco crb",
                "forward_dynamics_aba": "mujoco forward", "forward_dynamics_ltdl": "mujoco forward"},
+    **{tool: {"inverse_dynamics": f"{key} rnea", "mass_matrix": f"{key} crba",
+              "forward_dynamics_aba": f"{key} aba", "forward_dynamics_ltdl": f"{key} aba",
+              "mass_matrix_inverse": f"{key} minv"}
+       for tool, key in (("pinocchio_codegen", "pinocchio-codegen"),
+                         ("pinocchio_codegen_ofast", "pinocchio-codegen-Ofast"))},
 }
+#: Pinocchio's code generation (peers/pinocchio_codegen.py): its generated functions timed
+#: here, the tool name of each build variant ("": the build's flags; "-Ofast") and the
+#: agreement with symgen.reference it must reach before its timings are kept.
+PCG_KERNELS = ("rnea", "crba", "aba", "minv")
+PCG_TOOLS = {"": "pinocchio_codegen", "-Ofast": "pinocchio_codegen_ofast"}
+PCG_RTOL = 1e-11
 #: A prepared tool: ``run(repeats)`` -> {"ns": {key: ns per call}, "check_error": {...}, ...}.
 Runner = Callable[[int], dict[str, Any]]
 #: Flag sets: label -> flags for gcc/g++ (symgen's C, the drivers, CasADi's C).
@@ -160,8 +173,9 @@ def _run(cmd: Sequence[str], cwd: Path, what: str) -> str:
     return run.stdout
 
 
-def _checked(what: str, errors: Mapping[str, float]) -> dict[str, float]:
-    bad = {k: e for k, e in errors.items() if not e <= CHECK_TOLERANCE}
+def _checked(what: str, errors: Mapping[str, float], tolerance: float = CHECK_TOLERANCE
+             ) -> dict[str, float]:
+    bad = {k: e for k, e in errors.items() if not e <= tolerance}
     if bad:
         listed = ", ".join(f"{k} {e:.1e}" for k, e in bad.items())
         raise RuntimeError(f"{what} disagrees with symgen.reference: {listed}")
@@ -270,6 +284,35 @@ def prepare_pinocchio(model: symgen.Model, states: Mapping[str, np.ndarray], dri
     return run
 
 
+# ------------------------------------------------------------------------------ Pinocchio codegen
+def prepare_pinocchio_codegen(model: symgen.Model, states: Mapping[str, np.ndarray],
+                              flags: Sequence[str], work: Path, log: Callable[[str], None]
+                              ) -> tuple[dict[str, Runner], dict[str, Any]]:
+    """Pinocchio's CppADCodeGen C of rnea, crba, aba, computeMinverse
+    (:mod:`bench.peers.pinocchio_codegen`), compiled with ``flags`` and with -Ofast: a
+    runner per variant (checked against symgen.reference to PCG_RTOL) and the op counts /
+    code sizes."""
+    from .peers import pinocchio_codegen as pcg
+
+    runs, info = pcg.prepare(model, states, PCG_KERNELS, flags, work, log)
+    exp = _expected(model, states)
+    names = {"rnea": "inverse_dynamics", "crba": "mass_matrix", "aba": "forward_dynamics",
+             "minv": "mass_matrix_inverse"}
+
+    def wrap(tool: str, run: Callable[[int], dict[str, Any]]) -> Runner:
+        key = PAIRS[tool]["inverse_dynamics"].split()[0]
+
+        def runner(repeats: int) -> dict[str, Any]:
+            out = run(repeats)
+            errors = {k: relative_error(out["outputs"][k], exp[names[k]]) for k in PCG_KERNELS}
+            return {"ns": {f"{key} {k}": v for k, v in out["ns"].items()},
+                    "check_error": _checked(f"{tool} on {model.name}", errors, PCG_RTOL)}
+
+        return runner
+
+    return {PCG_TOOLS[s]: wrap(PCG_TOOLS[s], run) for s, run in runs.items()}, info
+
+
 # ------------------------------------------------------------------------------ symgen
 def prepare_symgen(model: symgen.Model, ks: symgen.KernelSet, states: Mapping[str, np.ndarray],
                    flags: Sequence[str], work: Path) -> Runner:
@@ -331,6 +374,7 @@ def measure_model(name: str, model: symgen.Model, states: Mapping[str, np.ndarra
     for label, flags in builds.items():
         with tempfile.TemporaryDirectory() as tmp:
             runners: dict[str, Runner] = {}
+            code: dict[str, Any] = {}  # machine-code bytes, when Pinocchio's codegen runs
 
             def folder(tool: str) -> Path:
                 (Path(tmp) / tool).mkdir()
@@ -342,6 +386,23 @@ def measure_model(name: str, model: symgen.Model, states: Mapping[str, np.ndarra
                                                          folder("pinocchio"))
             if "mujoco" in peers:
                 runners["mujoco"] = mujoco_peer.prepare(model, states, flags, folder("mujoco"))
+            if "pinocchio" in peers and "pinocchio_codegen" not in entry["skipped"]:
+                from .peers import pinocchio_codegen as pcg
+
+                reason = pcg.unavailable()
+                if reason:
+                    entry["skipped"]["pinocchio_codegen"] = reason
+                else:
+                    pcg_runners, info = prepare_pinocchio_codegen(
+                        model, states, flags, folder("pinocchio_codegen"), log)
+                    runners.update(pcg_runners)
+                    entry["ops"]["pinocchio_codegen"] = info["ops"]
+                    entry["generation_pinocchio_codegen"] = info["generation"]
+                    entry["pinocchio_codegen_versions"] = dict(pcg.PACKAGES)
+                    code = {PCG_TOOLS[s]: c for s, c in info["code_bytes"].items()}
+                    code["symgen"] = symgen_code_bytes(Path(tmp) / "symgen" / "m.o")
+                    entry["ops"]["symgen_c"] = pcg.symgen_c_ops(Path(tmp) / "symgen" / "m.c",
+                                                                KERNELS)
             if "casadi" in peers and "casadi" not in entry["skipped"]:
                 try:
                     runners["casadi"] = casadi_peer.prepare(model, states, flags,
@@ -364,10 +425,20 @@ def measure_model(name: str, model: symgen.Model, states: Mapping[str, np.ndarra
             "ns": {k: float(np.median(v)) for k, v in samples.items()},
             "spread": {k: [min(v), max(v)] for k, v in samples.items()},
         }
+        if code:
+            entry["builds"][label]["code_bytes"] = code
         log(f"  {name} {label}: " + "; ".join(
             f"{peer} " + " ".join(f"x{ratio:.2f}" for ratio in ratios(entry, label, peer).values())
             for peer in PAIRS if ratios(entry, label, peer)))
     return entry
+
+
+def symgen_code_bytes(obj: Path) -> dict[str, int | None]:
+    """Machine-code bytes of each symgen kernel in ``obj`` (its function and its parts)."""
+    from .peers.pinocchio_codegen import code_bytes
+
+    return {k: code_bytes([obj], lambda s, k=k: s == f"m_{k}" or s.startswith(f"m_{k}_part"))
+            for k in KERNELS}
 
 
 def ratios(entry: Mapping[str, Any], label: str, peer: str) -> dict[str, float]:
