@@ -6,17 +6,19 @@
     python -m bench --only kernel_speed  # one section; the page is re-rendered from all results
 
 Sections (each writes ``<results>/<section>.json``; the page is rendered from those files):
-``kernel_speed`` (symgen vs Pinocchio C++, CasADi-generated Pinocchio, MuJoCo), ``generation``
+``kernel_speed`` (symgen vs Pinocchio C++, Pinocchio's own generated C, CasADi-generated
+Pinocchio, MuJoCo), ``generation``
 (symgen's generation time and per-kernel op counts), ``sympy_generation`` (generation speed vs
 sympy.physics.mechanics, with a PNG plot), ``embedded`` (Cortex-M4 size, stack, cycles),
 ``batch`` (states/s of the SIMD batch against the scalar batch loop, through C and through the
 numpy wrapper), ``python_calls`` (single calls from Python, symgen vs Pinocchio's bindings),
 ``natural_accuracy`` (the natural-coordinate step on the closed-loop benchmark mechanisms over
 a range of steps, against independent references; ``bench.natural_accuracy``) and
-``loop_dynamics`` (closed-loop constrained forward dynamics vs Pinocchio's C++
-``constraintDynamics`` and MuJoCo with equality constraints; ``bench.loop_dynamics``) and
-``derivatives`` (∂ID and ∂FD vs Pinocchio's C++ analytical derivatives and CasADi-generated
-Jacobians; ``bench.derivatives``).
+``loop_dynamics`` (closed-loop constrained forward dynamics vs Pinocchio's ``lcaba``, its
+generated ``CodeGenConstraintDynamics``, its C++ ``constraintDynamics`` and MuJoCo with equality
+constraints; ``bench.loop_dynamics``) and ``derivatives`` (∂ID and ∂FD vs Pinocchio's C++
+analytical derivatives, their generated C and CasADi-generated Jacobians, and a user's own
+build of symgen's ∂FD; ``bench.derivatives``).
 A peer that is not installed, or a tool that is missing, is reported on the page, not fatal.
 """
 
