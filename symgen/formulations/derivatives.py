@@ -49,8 +49,8 @@ from symgen.spatial import skew
 def inner_program(context: TreeContext, kernel: str, name: str, method: str = "",
                   frame: str | None = None) -> Program:
     """The optimised program of registered kernel ``kernel`` for ``context`` (no
-    partitioning; derivation ``method``, default the kernel's first; ``frame`` for a
-    per-frame kernel), to be replayed."""
+    partitioning; derivation ``method``, default ``""``: the derivation's own default;
+    ``frame`` for a per-frame kernel), to be replayed."""
     spec = get(kernel)
     target = TreeTarget(f"{name}__{kernel}", frame=frame, method=method)
     return optimize(spec.derive(context, target, spec))
@@ -192,7 +192,7 @@ def _via_factor(b: ProgramBuilder, context: TreeContext, name: str, inputs: dict
         d_q, d_v = _reverse_rows(b, inverse, {**_pass_through(inputs, inverse), "q": q,
                                               "a": qdd}, nv, q_tangent)
 
-    inverse = ltdl_inverse(b, factor, parent)
+    minv = ltdl_inverse(b, factor, parent)
 
     def solved(rows: list[list[Expr]]) -> list[Expr]:
         """−M⁻¹ rows, each column by the cheaper of the sparse solve and the product with
@@ -203,14 +203,14 @@ def _via_factor(b: ProgramBuilder, context: TreeContext, name: str, inputs: dict
             nonzero = [k for k in range(nv) if column[k] is not ZERO]
             if nv * (2 * len(nonzero) - 1) < solve_cost(factor, parent,
                                                         [x is not ZERO for x in column]):
-                out.append([b.emit(-esum([inverse[i][k] * column[k] for k in nonzero]))
+                out.append([b.emit(-esum([minv[i][k] * column[k] for k in nonzero]))
                             for i in range(nv)])
             else:
                 out.append(ltdl_solve(b, factor, parent, [-x for x in column], inverse_d))
         return [b.emit(out[j][i]) for i in range(nv) for j in range(nv)]
 
     return {"dqdd_dq": solved(d_q), "dqdd_dv": solved(d_v),
-            "dqdd_dtau": [x for row in inverse for x in row]}
+            "dqdd_dtau": [x for row in minv for x in row]}
 
 
 def lie_term(model: Model, v: Sequence[Expr]) -> list[list[Expr]]:

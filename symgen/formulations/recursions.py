@@ -140,8 +140,9 @@ def gyroscopic(
 
 
 def body_force(b: ProgramBuilder, M: Inertia, V: Motion, alpha: Motion) -> Force:
-    """``M α + V ×* M V`` (Jain 2012, eq. 12; Featherstone 2008, eq. 2.92) in its classical
-    Newton-Euler form, which drops the terms that cancel (ν × mν = 0, and two triple products
+    """``M α + V ×* M V`` (Jain 2012, eq. 12) in the classical Newton-Euler form (Luh, Walker
+    & Paul, "On-line computational scheme for mechanical manipulators", 1980), which drops the
+    terms that cancel (ν × mν = 0, and two triple products
     that add up to h × (ω × ν) by Jacobi's identity): with V = (ω, ν), α = (ω̇, ν̇), M = (m, h,
     J) and a₀ = ν̇ + ω × ν the classical acceleration of the frame origin,
 

@@ -148,7 +148,8 @@ register(Kernel(
 
 
 def _minv_module(method: str, coupled: bool):
-    """The module whose ``mass_matrix_inverse`` derives M⁻¹ by ``method``."""
+    """The module whose ``mass_matrix_inverse`` derives M⁻¹ by ``method`` (``""``, a
+    program used inside another derivation: the articulated-body one where it applies)."""
     if method == "articulated" and coupled:
         raise SymgenError("the articulated-body factorization needs one hinge per DOF")
     return ltdl if method == "ltdl" or coupled else articulated
