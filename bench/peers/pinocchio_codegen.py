@@ -369,6 +369,11 @@ _TOKEN = re.compile(r"""
 """, re.VERBOSE)
 
 
+#: A ``for`` loop over a constant range whose body is one statement (no braces).
+_LOOP = re.compile(r"\bfor\s*\(\s*(\w+)\s*=\s*(\d+)\s*;\s*\1\s*<\s*(\d+)\s*;\s*\+\+\s*\1\s*\)"
+                   r"\s*([^;{}]*;)")
+
+
 def strip_c(text: str) -> str:
     """C source without comments, string / character literals and preprocessor lines."""
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
@@ -431,6 +436,9 @@ def count_ops(body: str, type_words: Iterable[str] = ()) -> dict[str, int]:
       sum / difference with a literal 0 (``-1 * v[0]``, ``0 - v[3]``: CppADCodeGen writes
       negations so), which the compiler turns into a sign change or nothing; included in
       ``total``.
+    - a ``for`` loop over a constant range whose body is one statement
+      (``for (k = 3; k < 38; ++k) x[k] = ...;``, :data:`_LOOP`: symgen's in-place solves)
+      counts that statement's operations once per trip: executed, not written, operations.
 
     Applied to both generators' C, so the counts compare like for like; symgen's own
     ``KernelSet.op_counts`` counts its expression graph and can differ (e.g. it counts a
@@ -438,6 +446,18 @@ def count_ops(body: str, type_words: Iterable[str] = ()) -> dict[str, int]:
     types = TYPE_WORDS | set(type_words)
     counts = {"add": 0, "mul": 0, "div": 0, "call": 0}
     trivial = 0
+    loops: list[tuple[int, str]] = []
+
+    def take_loop(m: re.Match) -> str:
+        loops.append((int(m.group(3)) - int(m.group(2)), m.group(4)))
+        return " "
+
+    body = _LOOP.sub(take_loop, body)
+    for trips, statement in loops:
+        once = count_ops(statement, type_words)
+        for k in ("add", "mul", "div", "call"):
+            counts[k] += trips * once[k]
+        trivial += trips * once["trivial"]
     prev_kind, prev = "", ""
     bracket = 0
     tokens = [(m.lastgroup or "", m.group(m.lastgroup or "")) for m in _TOKEN.finditer(body)]

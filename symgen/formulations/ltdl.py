@@ -141,26 +141,22 @@ def ltdl_inverse(b: ProgramBuilder, H: list[list[Expr]], parent: Sequence[int]
     return out
 
 
-def solve_cost(H: list[list[Expr]], parent: Sequence[int], nonzero: Sequence[bool]) -> int:
-    """Operations :func:`ltdl_solve` (with the inverse diagonal) spends on a right-hand side
-    whose structural nonzeros are ``nonzero``: it follows the zeros through the sweeps."""
-    x = list(nonzero)
-    ops = 0
-    for i in reversed(range(len(x))):
-        j = parent[i]
-        while j >= 0 and x[i]:
-            ops += 2 if x[j] else 1
-            x[j] = True
-            j = parent[j]
-    ops += sum(x)
-    for i in range(len(x)):
+def ltdl_solve_rows(b: ProgramBuilder, H: list[list[Expr]], parent: Sequence[int],
+                    rows: Sequence[Sequence[Expr]], inverse_diagonal: Sequence[Expr]
+                    ) -> list[list[Expr]]:
+    """𝓜⁻¹ X for the factors of :func:`ltdl`, X = ``rows`` (n × m): the solve of Table 6.4
+    applied to every column at once, as a :class:`~symgen.ir.program.Solve` statement (one
+    loop over the columns per row and sweep, printed after the outputs are stored) instead
+    of unrolled assignments. Returns its placeholders, each to be stored as one output
+    element (:meth:`~symgen.ir.program.ProgramBuilder.solved_rows`)."""
+    n = len(H)
+    lower = []
+    for i in range(n):  # L_ij, j on i's chain, in the order of Solve.pairs
         j = parent[i]
         while j >= 0:
-            if x[j]:
-                ops += 2 if x[i] else 1
-                x[i] = True
+            lower.append(H[i][j])
             j = parent[j]
-    return ops
+    return b.solved_rows(parent, lower, inverse_diagonal, rows)
 
 
 def forward_dynamics(
@@ -207,6 +203,6 @@ __all__ = [
     "ltdl",
     "ltdl_inverse",
     "ltdl_solve",
-    "solve_cost",
+    "ltdl_solve_rows",
     "mass_matrix_inverse",
 ]

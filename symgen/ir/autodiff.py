@@ -161,6 +161,14 @@ def _call_partials(fn: str, args: list[Expr], value: Expr) -> list[Expr]:
     raise SymgenError(f"autodiff: no derivative for {fn} with these arguments")
 
 
+def _straight_line(program: Program) -> None:
+    """Raise :class:`SymgenError` for a program with a :class:`~symgen.ir.program.Solve`
+    (its loops are not replayed)."""
+    if program.solves:
+        raise SymgenError(f"autodiff: {program.name} solves in place (loops) and cannot be "
+                          "replayed; derive it without")
+
+
 def replay(b: ProgramBuilder, program: Program, values: Mapping[str, Sequence[Expr]],
            tangents: Mapping[str, Sequence[Tangent]] | None = None
            ) -> tuple[dict[str, list[Expr]], dict[str, list[Tangent]]]:
@@ -168,6 +176,7 @@ def replay(b: ProgramBuilder, program: Program, values: Mapping[str, Sequence[Ex
     expression per element) and, given the ``tangents`` of some inputs (per element, a
     sparse map direction → derivative), the tangents of its outputs. Returns (outputs,
     output tangents), each by output name, flattened row-major."""
+    _straight_line(program)
     state = _Replay(b, values, tangents or {})
     for sym, expr in program.assignments:
         value, tangent = state.node(expr)
@@ -262,6 +271,7 @@ def adjoint(b: ProgramBuilder, program: Program, values: Mapping[str, Sequence[E
     given the adjoint seeds of some outputs (per element, a sparse map direction → weight),
     the adjoints of its inputs: for direction d, Σ over seeded outputs of weight × ∂output/∂input.
     Returns (outputs, input adjoints by input name, flattened row-major)."""
+    _straight_line(program)
     forward = _Replay(b, values, {})
     for sym, expr in program.assignments:
         forward.env[sym] = b.emit(forward.node(expr)[0])

@@ -62,13 +62,20 @@ def _count(e: Expr, c: Counter) -> None:
 
 
 def op_counts(program: Program) -> dict[str, int]:
-    """Operation counts of a whole program by kind, plus ``total``."""
+    """Operation counts of a whole program by kind, plus ``total`` (a
+    :class:`~symgen.ir.program.Solve`: per column of each row operation, a product and a sum
+    for each term and a product for the scaling)."""
     c: Counter = Counter()
     for _, expr in program.assignments:
         _count(expr, c)
     for _, exprs in program.outputs:
         for expr in exprs:
             _count(expr, c)
+    for solve in program.solves:  # per column: a product and a sum per term, the scaling
+        for op in solve.row_operations():
+            columns = sum(end - first for first, end in op.ranges)
+            c["mul"] += (len(op.terms) + (op.scale is not None)) * columns
+            c["add"] += len(op.terms) * columns
     out = {kind: int(c[kind]) for kind in OP_KINDS}
     out["total"] = sum(out.values())
     return out

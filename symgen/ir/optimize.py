@@ -12,6 +12,7 @@ rewrites, deterministic, and linear in the program size.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 from symgen.ir.expr import Expr, Less, Mul, Num, Select, Sym, extract_minus_sign, is_atom
 from symgen.ir.program import Program
@@ -80,13 +81,8 @@ class _CSE:
             else:
                 self.defined[key] = sym if sign > 0 else -sym
                 self.out.append((sym, new))
-        outputs = tuple(
-            (spec, tuple(self._rebuild(e, root=False) for e in exprs))
-            for spec, exprs in self.program.outputs
-        )
-        return Program(
-            self.program.name, self.program.inputs, tuple(self.out), outputs, self.program.doc
-        )
+        rebuilt = self.program.with_final(lambda e: self._rebuild(e, root=False))
+        return replace(rebuilt, assignments=tuple(self.out))
 
     def _rebuild(self, e: Expr, root: bool) -> Expr:
         if isinstance(e, Num):
@@ -129,17 +125,14 @@ def cse(program: Program) -> Program:
 def eliminate_dead_code(program: Program) -> Program:
     """Drop every assignment that no output depends on."""
     live: set[Sym] = set()
-    for _, exprs in program.outputs:
-        for e in exprs:
-            live |= e.symbols()
+    for e in program.final_expressions():
+        live |= e.symbols()
     kept = []
     for sym, rhs in reversed(program.assignments):
         if sym in live:
             kept.append((sym, rhs))
             live |= rhs.symbols()
-    return Program(
-        program.name, program.inputs, tuple(reversed(kept)), program.outputs, program.doc
-    )
+    return replace(program, assignments=tuple(reversed(kept)))
 
 
 def schedule(program: Program) -> Program:
@@ -163,20 +156,19 @@ def schedule(program: Program) -> Program:
 
     placed: set[Sym] = set()
     order: list[tuple[Sym, Expr]] = []
-    for _, exprs in program.outputs:
-        for e in exprs:
-            stack: list[tuple[Sym, bool]] = [(s, False) for s in operands(e)]
-            while stack:
-                sym, ready = stack.pop()
-                if sym in placed:
-                    continue
-                if ready:
-                    placed.add(sym)
-                    order.append((sym, definition[sym]))
-                    continue
-                stack.append((sym, True))
-                stack += [(s, False) for s in operands(definition[sym]) if s not in placed]
-    return Program(program.name, program.inputs, tuple(order), program.outputs, program.doc)
+    for e in program.final_expressions():
+        stack: list[tuple[Sym, bool]] = [(s, False) for s in operands(e)]
+        while stack:
+            sym, ready = stack.pop()
+            if sym in placed:
+                continue
+            if ready:
+                placed.add(sym)
+                order.append((sym, definition[sym]))
+                continue
+            stack.append((sym, True))
+            stack += [(s, False) for s in operands(definition[sym]) if s not in placed]
+    return replace(program, assignments=tuple(order))
 
 
 def renumber(program: Program) -> Program:
@@ -185,10 +177,8 @@ def renumber(program: Program) -> Program:
         sym: Sym(f"t{i}") for i, (sym, _) in enumerate(program.assignments)
     }
     assignments = tuple((mapping[s], rhs.replace(mapping)) for s, rhs in program.assignments)
-    outputs = tuple(
-        (spec, tuple(e.replace(mapping) for e in exprs)) for spec, exprs in program.outputs
-    )
-    return Program(program.name, program.inputs, assignments, outputs, program.doc)  # type: ignore
+    return replace(program.with_final(lambda e: e.replace(mapping)),
+                   assignments=assignments)  # type: ignore[arg-type]
 
 
 def optimize(program: Program, use_cse: bool = True, depth_first: bool = False) -> Program:

@@ -20,8 +20,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from symgen.ir.expr import Add, Call, Elem, Expr, Less, Mul, Num, Select, Sym
-from symgen.ir.program import Assign, Program, Statement, Store
+from symgen.ir.expr import Add, Call, Elem, Expr, Less, Mul, Num, Select, Sym, esum
+from symgen.ir.program import Assign, Program, Segment, Solve, Statement, Store
 
 
 class Printer:
@@ -60,11 +60,35 @@ class Printer:
             return self.define(self.expr(st.target), self.expr(st.value))
         if isinstance(st, Store):
             return self.store(self.element(st.array.name, st.index), self.expr(st.value))
+        if isinstance(st, Solve):
+            return "\n".join(self.solve(st))
         raise TypeError(f"cannot print {type(st).__name__}")
 
-    def body(self, program: Program) -> list[str]:
-        """The statements of ``program``'s body, in order."""
-        return [self.statement(st) for st in program.statements()]
+    #: The column index of a solve's loops (block scope; no kernel names an array so).
+    COLUMN = "symgen_k"
+
+    def loop(self, first: int, end: int, statement: str) -> str:
+        """``statement`` for :data:`COLUMN` = ``first`` … ``end`` − 1."""
+        return f"for {self.COLUMN} in range({first}, {end}): {statement}"
+
+    def solve(self, st: Solve) -> list[str]:
+        """The row operations of :class:`~symgen.ir.program.Solve`, each segment's columns
+        one loop."""
+        lines = []
+        for op in st.row_operations():
+            for segment, (first, end) in zip(st.segments, op.ranges, strict=True):
+                if first == end:
+                    continue
+
+                def at(i: int, segment: Segment = segment) -> Sym:  # (row i, column COLUMN)
+                    return Sym(f"{segment.array.name}[{segment.starts[i]} + {self.COLUMN}]")
+
+                target = at(op.row)
+                value = (target if op.scale is None else op.scale * target) - esum(
+                    [factor * at(i) for i, factor in op.terms])
+                lines.append(self.loop(first, end, self.store(self.expr(target),
+                                                              self.expr(value))))
+        return lines
 
     def expr(self, e: Expr) -> str:
         if isinstance(e, Num):
@@ -145,7 +169,8 @@ def python_source(program: Program) -> str:
     args = ", ".join(spec.name for spec in program.inputs)
     body = [f"def kernel({args}):"]
     body += [f"    {spec.name} = [0.0] * {spec.size}" for spec in program.output_specs]
-    body += [f"    {printer.statement(st)}" for st in program.statements()]
+    body += [f"    {line}" for st in program.statements()
+             for line in printer.statement(st).split("\n")]
     names = ", ".join(f"{spec.name!r}: {spec.name}" for spec in program.output_specs)
     body.append(f"    return {{{names}}}")
     return "\n".join(body) + "\n"

@@ -6,7 +6,11 @@ elements are atoms (numbers, input elements, temporaries or their negation). Ele
 input array ``q`` is the node :class:`~symgen.ir.expr.Elem` ``(q, i)``, whose memory layout the
 printer decides; temporaries are symbols ``t0, t1, ...``. :meth:`Program.statements` gives the
 body as :class:`Assign` (a temporary's definition) and :class:`Store` (an output element)
-statements, which a printer (:mod:`symgen.backends.c99.printer`) turns into a language.
+statements, which a printer (:mod:`symgen.backends.c99.printer`) turns into a language. After
+the stores, a program may apply :class:`Solve` statements to its outputs: the one structured
+statement, M⁻¹ applied in place to rows of output elements through a tree-sparse factor,
+which a printer spells as loops over the columns (dense linear algebra that straight-line
+code would unroll into megabytes).
 
 Formulations build a program with :class:`ProgramBuilder`: :meth:`~ProgramBuilder.emit` passes
 atoms through, reuses the temporary of an expression emitted before (hash-consing, up to sign)
@@ -19,10 +23,10 @@ and dead-code elimination and counts operations.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 
-from symgen.ir.expr import Elem, Expr, Sym, as_expr, extract_minus_sign, is_atom
+from symgen.ir.expr import Elem, Expr, Num, Sym, as_expr, extract_minus_sign, is_atom
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,103 @@ class Store:
     value: Expr
 
 
-Statement = Assign | Store
+@dataclass(frozen=True)
+class Segment:
+    """``width`` consecutive elements of output ``array`` in each row of a :class:`Solve`:
+    row i's start at element ``starts[i]``; before the solve, the elements of row i outside
+    its columns ``ranges[i]`` = (first, end) are structurally zero (first = end: all)."""
+
+    array: ArraySpec
+    starts: tuple[int, ...]
+    width: int
+    ranges: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class RowOperation:
+    """One step of a :class:`Solve`: row ``row`` ← ``scale`` · row − Σ factor · row i over
+    ``terms`` (i, factor) (no scale: 1), on the columns ``ranges[s]`` of each segment s
+    (outside them every operand is zero)."""
+
+    row: int
+    scale: Expr | None
+    terms: tuple[tuple[int, Expr], ...]
+    ranges: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class Solve:
+    """Statement: X ← 𝓜⁻¹ X in place, X the matrix whose row i is the elements of every
+    segment at row i (after the outputs are stored), 𝓜 = LᵀDL the tree-sparse factor of
+    Featherstone 2008, Table 6.3, with DOF parents ``parent`` (λ). ``lower`` holds L_ij for
+    the pairs of :meth:`pairs` (j on i's chain λ(i), λ(λ(i)), ...), ``inverse_d`` 1/D_i; all are
+    atoms of the program. Table 6.4's two sweeps, each row gathering its terms (so that
+    every element is written once per sweep, :meth:`row_operations`): for j = n−1 … 0,
+    x_j ← x_j − Σ_{i: j on i's chain} L_ij x_i (x ← L⁻ᵀx); then for i = 0 … n−1,
+    x_i ← x_i / D_i − Σ_{j on i's chain} L_ij x_j (x ← L⁻¹D⁻¹x)."""
+
+    parent: tuple[int, ...]
+    lower: tuple[Expr, ...]
+    inverse_d: tuple[Expr, ...]
+    segments: tuple[Segment, ...]
+
+    def pairs(self) -> list[tuple[int, int]]:
+        """(i, j) for every DOF i and every j on its chain, in the order of ``lower``."""
+        out = []
+        for i in range(len(self.parent)):
+            j = self.parent[i]
+            while j >= 0:
+                out.append((i, j))
+                j = self.parent[j]
+        return out
+
+    @property
+    def width(self) -> int:
+        """Columns of X."""
+        return sum(s.width for s in self.segments)
+
+    def row_operations(self) -> list[RowOperation]:
+        """The two sweeps as row operations, in order; each on the columns where its row
+        or an operand can be nonzero (the segments' ranges carried through the sweeps), a
+        term dropped where L_ij is zero or its row is zero on every column."""
+        n = len(self.parent)
+        ranges = [[seg.ranges[i] for seg in self.segments] for i in range(n)]
+        below: list[list[tuple[int, Expr]]] = [[] for _ in range(n)]
+        above: list[list[tuple[int, Expr]]] = [[] for _ in range(n)]
+        for (i, j), factor in zip(self.pairs(), self.lower, strict=True):
+            if not (isinstance(factor, Num) and factor.value == 0.0):
+                below[j].append((i, factor))
+                above[i].append((j, factor))
+
+        def step(row: int, scale: Expr | None, terms: list[tuple[int, Expr]]
+                 ) -> RowOperation | None:
+            live = tuple((i, f) for i, f in terms if any(a < z for a, z in ranges[i]))
+            spans = []
+            for s in range(len(self.segments)):
+                own = [ranges[row][s]] + [ranges[i][s] for i, _ in live]
+                own = [(a, z) for a, z in own if a < z]
+                spans.append((min(a for a, _ in own), max(z for _, z in own)) if own
+                             else (0, 0))
+            ranges[row] = spans
+            if not live and scale is None:
+                return None
+            return RowOperation(row, scale, live, tuple(spans))
+
+        operations = [step(j, None, below[j]) for j in reversed(range(n))]
+        operations += [step(i, self.inverse_d[i], above[i]) for i in range(n)]
+        return [op for op in operations if op is not None]
+
+    def expressions(self) -> tuple[Expr, ...]:
+        """The coefficients the statement reads: L's entries, then 1/D's."""
+        return (*self.lower, *self.inverse_d)
+
+    def replace_expressions(self, change: Callable[[Expr], Expr]) -> Solve:
+        """The statement with ``change`` applied to every coefficient."""
+        return replace(self, lower=tuple(change(e) for e in self.lower),
+                       inverse_d=tuple(change(e) for e in self.inverse_d))
+
+
+Statement = Assign | Store | Solve
 
 
 #: The program's former methods, now functions of the modules that own them.
@@ -68,13 +168,15 @@ _MOVED = {"op_counts": "symgen.ir.counts.op_counts(program)",
 
 @dataclass(frozen=True)
 class Program:
-    """A straight-line kernel: inputs, ordered assignments, outputs (flattened row-major)."""
+    """A straight-line kernel: inputs, ordered assignments, outputs (flattened row-major),
+    and the :class:`Solve` statements applied to the stored outputs, in order."""
 
     name: str
     inputs: tuple[ArraySpec, ...]
     assignments: tuple[tuple[Sym, Expr], ...]
     outputs: tuple[tuple[ArraySpec, tuple[Expr, ...]], ...]
     doc: str = ""
+    solves: tuple[Solve, ...] = ()
 
     def __getattr__(self, name: str) -> object:
         if name in _MOVED:  # the methods that became functions of their modules
@@ -86,18 +188,37 @@ class Program:
         return tuple(spec for spec, _ in self.outputs)
 
     def statements(self) -> Iterator[Statement]:
-        """The body in order: every temporary's definition, then every output element."""
+        """The body in order: every temporary's definition, every output element, the
+        solves."""
         for sym, expr in self.assignments:
             yield Assign(sym, expr)
         for spec, exprs in self.outputs:
             for i, e in enumerate(exprs):
                 yield Store(spec, i, e)
+        yield from self.solves
+
+    def final_expressions(self) -> Iterator[Expr]:
+        """The expressions read after the assignments: output elements, then the solves'
+        coefficients."""
+        for _, exprs in self.outputs:
+            yield from exprs
+        for solve in self.solves:
+            yield from solve.expressions()
+
+    def with_final(self, change: Callable[[Expr], Expr]) -> Program:
+        """The program with ``change`` applied to every expression of
+        :meth:`final_expressions`."""
+        outputs = tuple((spec, tuple(change(e) for e in exprs)) for spec, exprs in self.outputs)
+        return replace(self, outputs=outputs,
+                       solves=tuple(s.replace_expressions(change) for s in self.solves))
 
     def input_arrays_read(self) -> set[str]:
         """Names of the input arrays the body reads (the others are unused arguments)."""
         used: set[str] = set()
-        for st in self.statements():
-            used |= {s.array for s in st.value.symbols() if isinstance(s, Elem)}
+        for _, expr in self.assignments:
+            used |= {s.array for s in expr.symbols() if isinstance(s, Elem)}
+        for expr in self.final_expressions():
+            used |= {s.array for s in expr.symbols() if isinstance(s, Elem)}
         return used
 
 
@@ -111,6 +232,7 @@ class ProgramBuilder:
         self._assignments: list[tuple[Sym, Expr]] = []
         self._memo: dict[Expr, Sym] = {}
         self._outputs: list[tuple[ArraySpec, tuple[Expr, ...]]] = []
+        self._solves: list[_PendingSolve] = []
 
     # ------------------------------------------------------------------ inputs / outputs
     def input(self, name: str, shape: int | Sequence[int], doc: str = "") -> list[Sym]:
@@ -152,19 +274,116 @@ class ProgramBuilder:
             self._assignments.append((sym, expr))
         return sym
 
+    def solved_rows(self, parent: Sequence[int], lower: Sequence[Expr],
+                    inverse_d: Sequence[Expr], rows: Sequence[Sequence[Expr]]
+                    ) -> list[list[Expr]]:
+        """Placeholders for 𝓜⁻¹ X, X = ``rows`` (n rows of equal length), computed by a
+        :class:`Solve` statement (arguments as its fields) on the output elements where the
+        placeholders are stored. Each placeholder must become exactly one output element, as
+        it is (the rows of a segment consecutive in one output), and nothing else may read
+        it."""
+        solve = _PendingSolve(len(self._solves), tuple(parent),
+                              tuple(self.emit(x) for x in lower),
+                              tuple(self.emit(x) for x in inverse_d),
+                              [[self.emit(x) for x in row] for row in rows])
+        self._solves.append(solve)
+        return [[solve.placeholder(i, c) for c in range(len(row))]
+                for i, row in enumerate(solve.rows)]
+
     def build(self) -> Program:
         """The program as built (no optimisation; see :func:`symgen.ir.optimize.optimize`)."""
-        return Program(
-            self.name,
-            tuple(self._inputs),
-            tuple(self._assignments),
-            tuple(self._outputs),
-            self.doc,
-        )
+        outputs, solves = tuple(self._outputs), ()
+        if self._solves:
+            outputs, solves = _place_solves(self.name, outputs, self._solves)
+            placeholders = {s for p in self._solves for s in p.placeholders()}
+            for sym, expr in self._assignments:
+                if expr.symbols() & placeholders:
+                    raise ValueError(f"{self.name}: {sym.name} reads a solve's result")
+        return Program(self.name, tuple(self._inputs), tuple(self._assignments), outputs,
+                       self.doc, solves)
+
+
+@dataclass
+class _PendingSolve:
+    """A :class:`Solve` whose rows are not yet placed in the outputs."""
+
+    number: int
+    parent: tuple[int, ...]
+    lower: tuple[Expr, ...]
+    inverse_d: tuple[Expr, ...]
+    rows: list[list[Expr]]
+
+    def placeholder(self, row: int, column: int) -> Sym:
+        return Sym(f"solved{self.number}[{row}][{column}]")
+
+    def placeholders(self) -> Iterator[Sym]:
+        for i, row in enumerate(self.rows):
+            for c in range(len(row)):
+                yield self.placeholder(i, c)
+
+
+def _place_solves(name: str, outputs: tuple[tuple[ArraySpec, tuple[Expr, ...]], ...],
+                  pending: Sequence[_PendingSolve]
+                  ) -> tuple[tuple[tuple[ArraySpec, tuple[Expr, ...]], ...], tuple[Solve, ...]]:
+    """The outputs with every placeholder replaced by its value before the solve, and the
+    solves with the segments where the placeholders were stored."""
+    values: dict[Expr, Expr] = {p.placeholder(i, c): x for p in pending
+                                for i, row in enumerate(p.rows) for c, x in enumerate(row)}
+    where: dict[Expr, tuple[ArraySpec, int]] = {}
+    for spec, exprs in outputs:
+        for k, e in enumerate(exprs):
+            if e in values:
+                if e in where:
+                    raise ValueError(f"{name}: {e} is stored twice")
+                where[e] = (spec, k)
+    placed = tuple((spec, tuple(values.get(e, e) for e in exprs)) for spec, exprs in outputs)
+    solves = []
+    for p in pending:
+        try:
+            located = [[where[p.placeholder(i, c)] for c in range(len(row))]
+                       for i, row in enumerate(p.rows)]
+        except KeyError as missing:
+            raise ValueError(f"{name}: {missing.args[0]} is not stored") from None
+        solves.append(Solve(p.parent, p.lower, p.inverse_d, _segments(name, located, p.rows)))
+    return placed, tuple(solves)
+
+
+def _segments(name: str, located: list[list[tuple[ArraySpec, int]]],
+              values: list[list[Expr]]) -> tuple[Segment, ...]:
+    """The segments of rows of (output, element) positions: runs of consecutive elements of
+    one output, the same runs (output, width) in every row; each row's range of columns
+    from its structural nonzeros ``values``."""
+
+    def runs(row: list[tuple[ArraySpec, int]]) -> list[tuple[ArraySpec, int, int]]:
+        out: list[tuple[ArraySpec, int, int]] = []
+        for spec, k in row:
+            if out and out[-1][0] == spec and out[-1][1] + out[-1][2] == k:
+                out[-1] = (spec, out[-1][1], out[-1][2] + 1)
+            else:
+                out.append((spec, k, 1))
+        return out
+
+    layout = [runs(row) for row in located]
+    shape = [(spec, width) for spec, _, width in layout[0]]
+    if any([(spec, width) for spec, _, width in row] != shape for row in layout):
+        raise ValueError(f"{name}: a solve's rows are not stored alike")
+    segments = []
+    first = 0
+    for s, (spec, width) in enumerate(shape):
+        ranges = []
+        for row in values:
+            nonzero = [c for c in range(width)
+                       if not (isinstance(row[first + c], Num) and row[first + c].value == 0.0)]
+            ranges.append((nonzero[0], nonzero[-1] + 1) if nonzero else (0, 0))
+        segments.append(Segment(spec, tuple(row[s][1] for row in layout), width,
+                                tuple(ranges)))
+        first += width
+    return tuple(segments)
 
 
 def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
     return (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
 
 
-__all__ = ["ArraySpec", "Assign", "Program", "ProgramBuilder", "Statement", "Store", "is_atom"]
+__all__ = ["ArraySpec", "Assign", "Program", "ProgramBuilder", "RowOperation", "Segment",
+           "Solve", "Statement", "Store", "is_atom"]

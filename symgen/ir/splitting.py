@@ -55,11 +55,10 @@ def split(program: Program, part_size: int | None = None) -> tuple[list[Part], i
         for s in expr.symbols():
             if not isinstance(s, Elem):
                 readers.setdefault(s, set()).add(i // part_size)
-    for _, exprs in program.outputs:  # the last part stores the outputs
-        for e in exprs:
-            for s in e.symbols():
-                if not isinstance(s, Elem):
-                    readers.setdefault(s, set()).add(count - 1)
+    for e in program.final_expressions():  # the last part stores the outputs and solves
+        for s in e.symbols():
+            if not isinstance(s, Elem):
+                readers.setdefault(s, set()).add(count - 1)
     crossing = {s: max(parts) for s, parts in readers.items() if max(parts) > part_of[s]}
     released: dict[int, list[Sym]] = {}
     for s, last in crossing.items():

@@ -60,20 +60,15 @@ class CPrinter(Printer):
     def store(self, target: str, value: str) -> str:
         return f"{target} = {value};"
 
-    #: The loop index of :meth:`zero_fill` (block scope; no kernel names an array so).
-    FILL_INDEX = "symgen_k"
-
     def zero_fill(self, spec: ArraySpec) -> str:
         """One statement setting every element of output ``spec`` to 0."""
-        k = self.FILL_INDEX
-        return (f"{{ size_t {k}; for ({k} = 0; {k} < {spec.size}; ++{k}) "
-                f"{spec.name}[{k}] = {self.number(0.0)}; }}")
+        return self.loop(0, spec.size, f"{spec.name}[{self.COLUMN}] = {self.number(0.0)};")
 
     def body(self, program: Program) -> list[str]:
         """The body; an output with :data:`ZERO_FILL_MIN` or more elements equal to +0 is
         cleared by :meth:`zero_fill` and only its other elements are stored."""
         lines = [self.statement(Assign(sym, e)) for sym, e in program.assignments]
-        return lines + self._stores(program)
+        return lines + self._stores(program) + self._solves(program)
 
     #: The work array of a program printed in parts (block scope; no kernel names an array
     #: so).
@@ -94,7 +89,7 @@ class CPrinter(Printer):
                         lines.append(self.store(self.element(self.WORK_ARRAY,
                                                              part.exports[sym]), sym.name))
                 if k == len(parts) - 1:
-                    lines += self._stores(program)
+                    lines += self._stores(program) + self._solves(program)
             finally:
                 self.names = None
             bodies.append(lines)
@@ -111,6 +106,14 @@ class CPrinter(Printer):
             lines += [self.statement(Store(spec, i, e)) for i, e in enumerate(exprs)
                       if not (fill and zero[i])]
         return lines
+
+    def _solves(self, program: Program) -> list[str]:
+        """The solves' loops (:meth:`symgen.ir.printer.Printer.solve`)."""
+        return [line for solve in program.solves for line in self.solve(solve)]
+
+    def loop(self, first: int, end: int, statement: str) -> str:
+        k = self.COLUMN
+        return f"{{ size_t {k}; for ({k} = {first}; {k} < {end}; ++{k}) {statement} }}"
 
     def parameters(self, inputs: Sequence[ArraySpec], outputs: Sequence[ArraySpec],
                    pointers: bool = False) -> list[str]:

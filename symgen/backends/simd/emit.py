@@ -239,9 +239,13 @@ def _scalar_loop_reason(program: Program, kernel: Kernel | None) -> str | None:
     elements than it computes operations (a constant or sparse matrix such as the natural
     mass matrix or constraint Jacobian: its batch is bound by the stores, which the scalar
     loop issues as fast, and its thousands of constant lanes and transposes cost the
-    compiler minutes), or one printed in parts (:data:`~symgen.ir.splitting.SPLIT_MIN`)."""
+    compiler minutes), one printed in parts (:data:`~symgen.ir.splitting.SPLIT_MIN`), or
+    one with a :class:`~symgen.ir.program.Solve` (loops over its outputs)."""
     if kernel is not None and kernel.setup:
         return "runs once per initial condition (a setup kernel)"
+    if program.solves:
+        return ("solves for its outputs in place (loops over their columns, "
+                "symgen.ir.program.Solve)")
     if len(program.assignments) >= splitting.SPLIT_MIN:
         return (f"has {len(program.assignments):,} assignments: its scalar function is "
                 "printed in parts (symgen.ir.splitting), and lane code of this size would take "
