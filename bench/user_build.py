@@ -27,8 +27,10 @@ from typing import Any
 
 import numpy as np
 
-#: Kernels the harness can call: (their inputs in order, their number of nv × nv outputs).
+#: Kernels the harness can call: (their inputs in order, their number of outputs, each at
+#: most nv × nv).
 SIGNATURES = {
+    "inverse_dynamics": (("q", "v", "a"), 1),
     "inverse_dynamics_derivatives": (("q", "v", "a"), 2),
     "forward_dynamics_derivatives": (("q", "v", "tau"), 3),
 }
