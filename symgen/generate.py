@@ -158,7 +158,8 @@ def generate(
         for label, candidate in formulation.candidates(catalogue[kernel], context, name,
                                                        frame, options):
             program = optimize(candidate, use_cse=use_cse,
-                               depth_first=catalogue[kernel].schedule)
+                               depth_first=catalogue[kernel].schedule,
+                               depth_first_min=catalogue[kernel].schedule_min)
             total = op_counts(program)["total"]
             totals[label] = total
             if best is None or total < best[0]:

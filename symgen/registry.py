@@ -97,7 +97,9 @@ class Kernel:
       lane code of what is often the model's largest kernel;
     - ``schedule``: its program is ordered depth-first from the outputs
       (:func:`symgen.ir.optimize.schedule`): the programs derived by differentiation, and
-      inverse dynamics (measured faster scheduled on large trees, the same on small ones);
+      inverse dynamics; ``schedule_min``: only a program with at least this many
+      assignments (after CSE) is (inverse dynamics: faster scheduled on large trees,
+      slower on some small ones);
     - ``program_docs``: the generated C documents the kernel by its program's own text
       (summary and outputs, which may depend on the model), not by ``summary`` and the
       outputs' ``doc`` (an argument's documentation is always the program's).
@@ -133,6 +135,7 @@ class Kernel:
     on_request: bool = False
     without_elements: bool = False
     schedule: bool = False
+    schedule_min: int = 0
     program_docs: bool = False
 
     @property

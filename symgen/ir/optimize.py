@@ -181,13 +181,17 @@ def renumber(program: Program) -> Program:
                    assignments=assignments)  # type: ignore[arg-type]
 
 
-def optimize(program: Program, use_cse: bool = True, depth_first: bool = False) -> Program:
+def optimize(program: Program, use_cse: bool = True, depth_first: bool = False,
+             depth_first_min: int = 0) -> Program:
     """Dead-code elimination, CSE (optional), dead-code elimination again, depth-first
-    scheduling (optional, :func:`schedule`), renumbering."""
+    scheduling (optional, :func:`schedule`; with ``depth_first_min``, only when at least that
+    many assignments remain), renumbering."""
     program = eliminate_dead_code(program)
     if use_cse:
         program = eliminate_dead_code(cse(program))
-    return renumber(schedule(program) if depth_first else program)
+    if depth_first and len(program.assignments) >= depth_first_min:
+        program = schedule(program)
+    return renumber(program)
 
 
 __all__ = [
