@@ -64,6 +64,10 @@ class Printer:
             return "\n".join(self.solve(st))
         raise TypeError(f"cannot print {type(st).__name__}")
 
+    def body(self, program: Program) -> list[str]:
+        """The statements of ``program``'s body, in order (a solve: its loops)."""
+        return [line for st in program.statements() for line in self.statement(st).split("\n")]
+
     #: The column index of a solve's loops (block scope; no kernel names an array so).
     COLUMN = "symgen_k"
 

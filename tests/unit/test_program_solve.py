@@ -16,7 +16,7 @@ from symgen.ir.autodiff import replay
 from symgen.ir.counts import op_counts
 from symgen.ir.expr import ZERO
 from symgen.ir.optimize import optimize
-from symgen.ir.printer import evaluate, python_source
+from symgen.ir.printer import PythonPrinter, evaluate, python_source
 from symgen.ir.program import ProgramBuilder
 
 
@@ -76,6 +76,7 @@ def test_solve_equals_numpys_and_survives_the_optimiser(seed):
         assert np.abs(got - expected).max() <= 1e-13 * np.abs(expected).max() + 1e-300
         assert out["trace"][0] == pytest.approx(np.trace(big_m), rel=1e-15)
     assert "for symgen_k in range(" in python_source(program)
+    assert any(line.startswith("for symgen_k") for line in PythonPrinter().body(program))
 
 
 def test_dense_solve_counts_two_sweeps_per_column():
