@@ -50,7 +50,6 @@ from symgen.spatial import (
     ZERO,
     Motion,
     Pose,
-    Transform,
     Vec3,
     cross,
     dot,
@@ -111,6 +110,20 @@ def _rows(b: ProgramBuilder, k: np.ndarray, x: Sequence[Expr]) -> list[Expr]:
                          if c != 0.0])) for row in k]
 
 
+def _rows_turned(b: ProgramBuilder, k: np.ndarray, rotation) -> list[list[Expr]]:
+    """The rows of ``k`` (r × 6) times diag(Rᵀ, Rᵀ), R = ``rotation``: K applied to a motion
+    vector in the frame R maps from (Rᵀ·ω, Rᵀ·v), as r × 6 expressions."""
+    out = []
+    for row in k:
+        turned = []
+        for block in (row[:3], row[3:]):  # (kᵀ Rᵀ)_j = Σ_i k_i R_ji
+            turned += [b.emit(esum([number(float(c)) * rotation[j][i]
+                                    for i, c in enumerate(block) if c != 0.0]))
+                       for j in range(3)]
+        out.append(turned)
+    return out
+
+
 def constraints(b: ProgramBuilder, tree: SymbolicTree, rows: Sequence[np.ndarray]) -> list[Expr]:
     """Φ(q): K_α e of every loop (module documentation), stacked."""
     out: list[Expr] = []
@@ -137,7 +150,8 @@ def constraints(b: ProgramBuilder, tree: SymbolicTree, rows: Sequence[np.ndarray
 
 def jacobian(b: ProgramBuilder, tree: SymbolicTree, rows: Sequence[np.ndarray]
              ) -> list[list[Expr]]:
-    """G(q) (Σ r_α × nv): K_α Ad⁻¹_{F_P}(±J_j) for the hinges j on the two chains."""
+    """G(q) (Σ r_α × nv): K_α Ad⁻¹_{F_P}(±J_j) for the hinges j on the two chains, the
+    columns taken about F_P's origin and K_α diag(Rᵀ, Rᵀ) formed once per loop."""
     out: list[list[Expr]] = []
     for cut, k in zip(tree.cuts, rows, strict=True):
         _check(cut)
@@ -147,32 +161,41 @@ def jacobian(b: ProgramBuilder, tree: SymbolicTree, rows: Sequence[np.ndarray]
         g = [[ZERO] * tree.nv for _ in range(len(k))]
         up_p = tree.ancestors(cut.parent.hinge) if cut.parent.hinge >= 0 else []
         up_c = tree.ancestors(cut.child.hinge) if cut.child.hinge >= 0 else []
+        # K_α Ad⁻¹_{F_P} = K_α diag(Rᵀ, Rᵀ) once, for columns taken about F_P's origin
+        turned = None if n is not None else _rows_turned(b, k, fp.R)
         for sign, chain in ((-1.0, [h for h in up_p if h not in up_c]),
                             (1.0, [h for h in up_c if h not in up_p])):
             for d, w, lin in jacobian_columns(b, tree, poses, chain, fp.p):
-                column = [*mat_t_vec(fp.R, w), *mat_t_vec(fp.R, lin)]
-                if n is not None:  # W = [[0, I], [nᵀ, 0]]
+                if turned is not None:
+                    values = [b.emit(sign * esum([x * c for x, c in zip(row, (*w, *lin),
+                                                                         strict=True)]))
+                              for row in turned]
+                else:  # W = [[0, I], [nᵀ, 0]] after the rotation into F_P
+                    column = [*mat_t_vec(fp.R, w), *mat_t_vec(fp.R, lin)]
                     column = [*column[3:], b.emit(dot(n, column[:3]))]
-                for i, value in enumerate(_rows(b, sign * k, column)):
+                    values = _rows(b, sign * k, column)
+                for i, value in enumerate(values):
                     g[i][d] = accumulate(b, g[i][d], value)  # coupled joints share d
         out += g
     return out
 
 
-def _in_frame(b: ProgramBuilder, poses: dict[int, Pose], to_frame: Transform,
-              values: list[Motion], hinge: int, root_value: Motion) -> Motion:
+def _in_base(b: ProgramBuilder, poses: dict[int, Pose], values: list[Motion], hinge: int,
+             root_value: Motion) -> Motion:
     """A hinge's motion vector (in hinge coordinates; ``root_value`` for the root) in the
-    frame ``to_frame`` maps the loop's base frame to."""
+    loop's base frame."""
     local = root_value if hinge < 0 else values[hinge]
-    return (to_frame @ (poses[hinge].transform().inv @ local).emit(b)).emit(b)
+    return (poses[hinge].transform().inv @ local).emit(b)
 
 
 def bias(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
          rows: Sequence[np.ndarray]) -> list[Expr]:
-    """Ġ q̇: K_α [X(A_C − A_P) − (X V_P) × X(V_C − V_P)], X = Ad⁻¹_{F_P}, A at q̈ = 0.
-    The accelerations include gravity (the root's [0; −g], as the Newton-Euler pass of the
-    dynamics kernels has them, which the program then shares): a uniform field, it cancels
-    in A_C − A_P."""
+    """Ġ q̇: K_α [X(A_C − A_P) − (X V_P) × X(V_C − V_P)], X = Ad⁻¹_{F_P}, A at q̈ = 0,
+    taken as K_α X [A_C − A_P − V_P × (V_C − V_P)] in the loop's base frame (a rigid
+    transform preserves the spatial cross product, Featherstone 2008, §2.9: one
+    transform instead of four). The accelerations include gravity (the root's [0; −g], as
+    the Newton-Euler pass of the dynamics kernels has them, which the program then shares):
+    a uniform field, it cancels in A_C − A_P."""
     vel = motion_pass(b, tree, v)
     a_root = root_acceleration(tree, gravity=True)
     acc = acceleration_pass(b, tree, vel, None, a_root)
@@ -181,12 +204,14 @@ def bias(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
         _check(cut)
         poses = loop_poses(b, tree, cut)
         to_cut = _frame(b, poses, cut.parent).transform()
-        v_p, v_c = (_in_frame(b, poses, to_cut, vel.V, cut.parent.hinge, Motion()),
-                    _in_frame(b, poses, to_cut, vel.V, cut.child.hinge, Motion()))
-        a_p, a_c = (_in_frame(b, poses, to_cut, acc, cut.parent.hinge, a_root),
-                    _in_frame(b, poses, to_cut, acc, cut.child.hinge, a_root))
-        relative = (v_c - v_p).emit(b)
-        raw = (a_c - a_p - v_p.cross(relative)).emit(b)
+        # in the loop's base frame, then into F_P once: X(a × b) = (Xa) × (Xb)
+        v_p, v_c = (_in_base(b, poses, vel.V, cut.parent.hinge, Motion()),
+                    _in_base(b, poses, vel.V, cut.child.hinge, Motion()))
+        a_p, a_c = (_in_base(b, poses, acc, cut.parent.hinge, a_root),
+                    _in_base(b, poses, acc, cut.child.hinge, a_root))
+        relative_base = (v_c - v_p).emit(b)
+        raw = (to_cut @ (a_c - a_p - v_p.cross(relative_base)).emit(b)).emit(b)
+        relative = (to_cut @ relative_base).emit(b)
         if cut.type is JointType.UNIVERSAL:  # W·raw + Ẇ·twist, Ẇ's row ṅ = (ω × R a₂) × a₁
             r_a2 = _turned_axis(b, poses, cut)
             omega = relative.angular
