@@ -21,7 +21,8 @@ from collections.abc import Callable
 import numpy as np
 
 from symgen.ir.expr import Add, Call, Elem, Expr, Less, Mul, Num, Select, Sym, esum
-from symgen.ir.program import Assign, Program, Segment, Solve, Statement, Store
+from symgen.ir.program import Assign, Program, Statement, Store
+from symgen.ir.solve import Segment, Solve
 
 
 class Printer:
@@ -85,7 +86,7 @@ class Printer:
                     continue
 
                 def at(i: int, segment: Segment = segment) -> Sym:  # (row i, column COLUMN)
-                    return Sym(f"{segment.array.name}[{segment.starts[i]} + {self.COLUMN}]")
+                    return Sym(f"{segment.array}[{segment.starts[i]} + {self.COLUMN}]")
 
                 target = at(op.row)
                 value = (target if op.scale is None else op.scale * target) - esum(
