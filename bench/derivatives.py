@@ -547,7 +547,7 @@ WHY = (
     "inertia's variation reduced to six symmetric entries plus the momentum, and ∂FD as "
     "−M⁻¹∂ID through the sparse LᵀDL factor: the one part of the kernel printed as loops "
     "(each row operation of the two triangular sweeps one loop over the columns, which the "
-    "compiler vectorises; `symgen.ir.program.Solve`), M⁻¹ = L⁻¹D⁻¹L⁻ᵀ itself straight-line, "
+    "compiler vectorises; `symgen.ir.solve.Solve`), M⁻¹ = L⁻¹D⁻¹L⁻ᵀ itself straight-line, "
     "one triangle. Pinocchio's code generation writes out the same recursions in the world "
     "frame, with dense 6×6 blocks and dense M⁻¹ products: more operations (the table "
     "above), and on Talos ∂FD more machine code than the L2 cache holds. Where symgen is "
@@ -726,6 +726,11 @@ def user_build_text(res: Mapping[str, Any]) -> str:
         table(["robot", "this page", "a user's build", "difference"], rows, "lrrr")])
 
 
+def kilobytes(x: int | None) -> str:
+    """Bytes as kB with one decimal ("—" where unknown)."""
+    return "—" if x is None else f"{x / 1e3:,.1f}"
+
+
 def pcg_ops(c: Mapping[str, int]) -> str:
     """An op count on the C text, with how many of them are by a literal ±1 or 0."""
     return f"{c['total']:,}" + (f" ({c['trivial']:,} by ±1 / 0)" if c.get("trivial") else "")
@@ -735,9 +740,7 @@ def pcg_table(res: Mapping[str, Any]) -> str:
     """symgen's and Pinocchio's generated C side by side: operations counted on the C text
     by the same rules (:func:`bench.peers.pinocchio_codegen.count_ops`), symgen's own count,
     machine code, Pinocchio's generation time."""
-    def kb(x: int | None) -> str:
-        return "—" if x is None else f"{x / 1e3:,.1f}"
-
+    kb = kilobytes
     rows = []
     for e in res["results"]:
         if "pinocchio_codegen" not in e["ops"]:

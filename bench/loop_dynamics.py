@@ -124,6 +124,7 @@ from .common import (
 )
 from .peers import mujoco_peer
 from .peers.mujoco_peer import DRIVER_MAIN
+from .peers.pinocchio_codegen import CONSTRAINT_MODELS_READER
 
 KERNEL = "constrained_forward_dynamics"
 #: Issue 15's embedded formulation, timed beside the multipliers: forward_dynamics_embedded
@@ -261,24 +262,7 @@ int main(int argc, char **argv) {
     spec >> abs_acc >> rel_acc >> mu >> max_iter >> count;
     if (argc == 4) max_iter = std::atoi(argv[3]);
     Models models;
-    for (int c = 0; c < count && spec; ++c) {
-        int kind;
-        std::size_t joint[2];
-        pinocchio::SE3 placement[2];
-        spec >> kind;
-        for (int s = 0; s < 2; ++s) {
-            Eigen::Matrix3d rot;
-            Eigen::Vector3d t;
-            spec >> joint[s];
-            for (int r = 0; r < 3; ++r) for (int k = 0; k < 3; ++k) spec >> rot(r, k);
-            for (int r = 0; r < 3; ++r) spec >> t(r);
-            placement[s] = pinocchio::SE3(rot, t);
-        }
-        models.push_back(pinocchio::RigidConstraintModel(
-            kind == 6 ? pinocchio::CONTACT_6D : pinocchio::CONTACT_3D, model, joint[0],
-            placement[0], joint[1], placement[1], pinocchio::LOCAL));
-    }
-    if (!spec) { std::fprintf(stderr, "cannot read constraints.txt\n"); return 2; }
+""" + CONSTRAINT_MODELS_READER + r"""    if (!spec) { std::fprintf(stderr, "cannot read constraints.txt\n"); return 2; }
     Datas datas;
     for (const auto &cm : models) datas.push_back(pinocchio::RigidConstraintData(cm));
     pinocchio::ProximalSettings settings(abs_acc, rel_acc, mu, max_iter);

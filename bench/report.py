@@ -364,10 +364,7 @@ PCG_FUNCTION = {"inverse_dynamics": "rnea", "mass_matrix": "crba", "forward_dyna
 def pinocchio_codegen_table(ks: Mapping[str, Any]) -> str:
     """Operations and machine code of symgen's and Pinocchio's generated C, per kernel."""
     label = next(iter(ks["builds"]))
-
-    def kb(x: int | None) -> str:
-        return "—" if x is None else f"{x / 1e3:,.1f}"
-
+    kb = derivatives.kilobytes
     rows = []
     for e in ks["results"]:
         if "pinocchio_codegen" not in e["ops"]:

@@ -63,6 +63,28 @@ GENERATOR_FLAGS = ("-O2",)
 #: Packages (and exact versions) whose headers the generator needs.
 PACKAGES = {"cmeel-cppad": "20250000.2", "cmeel-cppadcodegen": "2.4.3"}
 
+#: The constraint models of ``constraints.txt`` (bench/loop_dynamics.py's constraint_spec),
+#: read after its header into ``models`` of ``model`` from the stream ``spec``: shared by
+#: the generator below and bench.loop_dynamics' Pinocchio driver.
+CONSTRAINT_MODELS_READER = r"""    for (int c = 0; c < count && spec; ++c) {
+        int type;
+        std::size_t joint[2];
+        pinocchio::SE3 placement[2];
+        spec >> type;
+        for (int s = 0; s < 2; ++s) {
+            Eigen::Matrix3d rot;
+            Eigen::Vector3d t;
+            spec >> joint[s];
+            for (int r = 0; r < 3; ++r) for (int k = 0; k < 3; ++k) spec >> rot(r, k);
+            for (int r = 0; r < 3; ++r) spec >> t(r);
+            placement[s] = pinocchio::SE3(rot, t);
+        }
+        models.push_back(pinocchio::RigidConstraintModel(
+            type == 6 ? pinocchio::CONTACT_6D : pinocchio::CONTACT_3D, model, joint[0],
+            placement[0], joint[1], placement[1], pinocchio::LOCAL));
+    }
+"""
+
 GENERATOR_SOURCE = r"""
 // Pinocchio's CodeGen* classes on a model loaded at run time; writes CppADCodeGen's C.
 //   generator MODEL.bin KERNEL OUTDIR [constraints.txt]
@@ -161,24 +183,7 @@ int main(int argc, char **argv) {
     spec >> abs_acc >> rel_acc >> mu >> max_iter >> count;
     typedef pinocchio::CodeGenConstraintDynamics<CodeGenScalar> CD;
     CD::ContactModelVector models;
-    for (int c = 0; c < count && spec; ++c) {
-        int type;
-        std::size_t joint[2];
-        pinocchio::SE3 placement[2];
-        spec >> type;
-        for (int s = 0; s < 2; ++s) {
-            Eigen::Matrix3d rot;
-            Eigen::Vector3d t;
-            spec >> joint[s];
-            for (int r = 0; r < 3; ++r) for (int k = 0; k < 3; ++k) spec >> rot(r, k);
-            for (int r = 0; r < 3; ++r) spec >> t(r);
-            placement[s] = pinocchio::SE3(rot, t);
-        }
-        models.push_back(pinocchio::RigidConstraintModel(
-            type == 6 ? pinocchio::CONTACT_6D : pinocchio::CONTACT_3D, model, joint[0],
-            placement[0], joint[1], placement[1], pinocchio::LOCAL));
-    }
-    if (!spec) { std::fprintf(stderr, "cannot read %s\n", argv[4]); return 2; }
+""" + CONSTRAINT_MODELS_READER + r"""    if (!spec) { std::fprintf(stderr, "cannot read %s\n", argv[4]); return 2; }
     if (kind == "cdyn") { Gen<CD> g(model, models, kind, lib); g.forward_only(); return run(g, kind, dir); }
     Gen<CodeGenConstraintDynamicsSettings> g(model, models, kind, lib, abs_acc, rel_acc, mu, max_iter);
     g.forward_only();

@@ -25,7 +25,7 @@ as the dense ``mass_matrix_inverse`` program times each column (``via_id``, q̈ 
 forward-dynamics program) or as the tree-sparse LᵀDL solve of all columns at once (``via_ltdl``,
 q̈ by the same factor: Featherstone 2008, Tables 6.3-6.4), or ``analytical``: as
 ``via_ltdl`` with ∂ID/∂x by the analytical recursions. The factored derivations solve
-for −M⁻¹ ∂ID/∂x by a :class:`~symgen.ir.program.Solve` statement, the one part of a program
+for −M⁻¹ ∂ID/∂x by a :class:`~symgen.ir.solve.Solve` statement, the one part of a program
 printed as loops (each row operation of the two sweeps one loop over the columns where its
 operands can be nonzero): straight-line, the 2nv solves of Talos' 38 DOFs were 76,000
 unrolled operations and 1.7 MB of machine code, which ran at 2.5 operations per ns; as loops
@@ -171,7 +171,7 @@ def _via_factor(b: ProgramBuilder, context: TreeContext, name: str, inputs: dict
                 analytical: bool = False) -> dict[str, list[Expr]]:
     """``via_ltdl``: one LᵀDL factor of M(q) (Featherstone 2008, Table 6.3) solves for q̈
     itself (τ − ID(q, v, 0)), then, all columns at once, for −∂ID/∂x at q̈ (a
-    :class:`~symgen.ir.program.Solve`: loops over the columns, Table 6.4), and gives
+    :class:`~symgen.ir.solve.Solve`: loops over the columns, Table 6.4), and gives
     M⁻¹ = L⁻¹D⁻¹L⁻ᵀ (one triangle, :func:`~symgen.formulations.ltdl.ltdl_inverse`); ∂ID/∂x
     by one reverse sweep, or (``analytical``) by the analytical recursions
     (:mod:`symgen.formulations.analytical_derivatives`)."""

@@ -15,6 +15,7 @@ from symgen.formulations.recursions import inverse_dynamics, mass_matrix
 from symgen.formulations.tree.hinges import SymbolicTree
 from symgen.ir.expr import Expr, esum
 from symgen.ir.program import ProgramBuilder
+from symgen.ir.solve import chain_pairs
 from symgen.spatial import ONE, ZERO
 
 
@@ -145,17 +146,11 @@ def ltdl_solve_rows(b: ProgramBuilder, H: list[list[Expr]], parent: Sequence[int
                     rows: Sequence[Sequence[Expr]], inverse_diagonal: Sequence[Expr]
                     ) -> list[list[Expr]]:
     """𝓜⁻¹ X for the factors of :func:`ltdl`, X = ``rows`` (n × m): the solve of Table 6.4
-    applied to every column at once, as a :class:`~symgen.ir.program.Solve` statement (one
+    applied to every column at once, as a :class:`~symgen.ir.solve.Solve` statement (one
     loop over the columns per row and sweep, printed after the outputs are stored) instead
     of unrolled assignments. Returns its placeholders, each to be stored as one output
     element (:meth:`~symgen.ir.program.ProgramBuilder.solved_rows`)."""
-    n = len(H)
-    lower = []
-    for i in range(n):  # L_ij, j on i's chain, in the order of Solve.pairs
-        j = parent[i]
-        while j >= 0:
-            lower.append(H[i][j])
-            j = parent[j]
+    lower = [H[i][j] for i, j in chain_pairs(parent)]
     return b.solved_rows(parent, lower, inverse_diagonal, rows)
 
 

@@ -162,7 +162,7 @@ def _call_partials(fn: str, args: list[Expr], value: Expr) -> list[Expr]:
 
 
 def _straight_line(program: Program) -> None:
-    """Raise :class:`SymgenError` for a program with a :class:`~symgen.ir.program.Solve`
+    """Raise :class:`SymgenError` for a program with a :class:`~symgen.ir.solve.Solve`
     (its loops are not replayed)."""
     if program.solves:
         raise SymgenError(f"autodiff: {program.name} solves in place (loops) and cannot be "

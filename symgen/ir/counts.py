@@ -63,7 +63,7 @@ def _count(e: Expr, c: Counter) -> None:
 
 def op_counts(program: Program) -> dict[str, int]:
     """Operation counts of a whole program by kind, plus ``total`` (a
-    :class:`~symgen.ir.program.Solve`: per column of each row operation, a product and a sum
+    :class:`~symgen.ir.solve.Solve`: per column of each row operation, a product and a sum
     for each term and a product for the scaling)."""
     c: Counter = Counter()
     for _, expr in program.assignments:

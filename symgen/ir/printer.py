@@ -77,7 +77,7 @@ class Printer:
         return f"for {self.COLUMN} in range({first}, {end}): {statement}"
 
     def solve(self, st: Solve) -> list[str]:
-        """The row operations of :class:`~symgen.ir.program.Solve`, each segment's columns
+        """The row operations of :class:`~symgen.ir.solve.Solve`, each segment's columns
         one loop."""
         lines = []
         for op in st.row_operations():

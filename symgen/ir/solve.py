@@ -8,10 +8,22 @@ elements are stored, :meth:`Solve.row_operations` what each loop computes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from symgen.ir.expr import Expr, Num
+
+
+def chain_pairs(parent: Sequence[int]) -> list[tuple[int, int]]:
+    """(i, j) for every DOF i (in order) and every j on its chain λ(i), λ(λ(i)), ... (λ =
+    ``parent``, −1 at a root): the entries of L in the order of :attr:`Solve.lower`."""
+    out = []
+    for i in range(len(parent)):
+        j = parent[i]
+        while j >= 0:
+            out.append((i, j))
+            j = parent[j]
+    return out
 
 
 @dataclass(frozen=True)
@@ -57,13 +69,7 @@ class Solve:
 
     def pairs(self) -> list[tuple[int, int]]:
         """(i, j) for every DOF i and every j on its chain, in the order of ``lower``."""
-        out = []
-        for i in range(len(self.parent)):
-            j = self.parent[i]
-            while j >= 0:
-                out.append((i, j))
-                j = self.parent[j]
-        return out
+        return chain_pairs(self.parent)
 
     @property
     def width(self) -> int:
@@ -111,4 +117,4 @@ class Solve:
                        inverse_d=tuple(change(e) for e in self.inverse_d))
 
 
-__all__ = ["RowOperation", "Segment", "Solve"]
+__all__ = ["RowOperation", "Segment", "Solve", "chain_pairs"]

@@ -240,12 +240,12 @@ def _scalar_loop_reason(program: Program, kernel: Kernel | None) -> str | None:
     mass matrix or constraint Jacobian: its batch is bound by the stores, which the scalar
     loop issues as fast, and its thousands of constant lanes and transposes cost the
     compiler minutes), one printed in parts (:data:`~symgen.ir.splitting.SPLIT_MIN`), or
-    one with a :class:`~symgen.ir.program.Solve` (loops over its outputs)."""
+    one with a :class:`~symgen.ir.solve.Solve` (loops over its outputs)."""
     if kernel is not None and kernel.setup:
         return "runs once per initial condition (a setup kernel)"
     if program.solves:
         return ("solves for its outputs in place (loops over their columns, "
-                "symgen.ir.program.Solve)")
+                "symgen.ir.solve.Solve)")
     if len(program.assignments) >= splitting.SPLIT_MIN:
         return (f"has {len(program.assignments):,} assignments: its scalar function is "
                 "printed in parts (symgen.ir.splitting), and lane code of this size would take "
