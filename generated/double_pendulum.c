@@ -3,14 +3,67 @@
 #include <math.h>
 #include "double_pendulum.h"
 
+#include <stdint.h>
+#include <string.h>
+
+/* x with its sign bit exclusive-or'ed with `sign` */
+static inline double symgen_flip(double x, uint64_t sign)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    b ^= sign;
+    memcpy(&x, &b, sizeof b);
+    return x;
+}
+
+/* sin(x) and cos(x) with one reduction: Cody & Waite's x - n*pi/2 (pi/2 = P1 + P2 + P3),
+ * minimax polynomials on |r| <= pi/4, quadrant n mod 4 by swap and sign (symgen.backends.c99
+ * .trig). libm for |x| >= 1.0e5, NaN, infinities and under -ffast-math. */
+static inline void symgen_sincos(double x, double *s, double *c)
+{
+#ifndef __FAST_MATH__
+    if (fabs(x) < 1.0e5) {
+        const double n = (x * 6.36619772367581382433e-01 + 0x1.8p52) - 0x1.8p52;
+        const double r = ((x - n * 1.57079632673412561417e+00) - n * 6.07710050630396597660e-11) - n * 2.02226624879595063154e-21;
+        const double z = r * r, w = z * z;
+        const double sin_r = r + r * z * ((-1.66666666666666324348e-01 + z * 8.33333333332248946124e-03) + w * ((-1.98412698298579493134e-04 + z * 2.75573137070700676789e-06) + w * ((-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10))));
+        const double half_z = 0.5 * z, one_half_z = 1.0 - half_z;
+        const double cos_r = one_half_z + (((1.0 - one_half_z) - half_z)
+                               + z * z * ((4.16666666666666019037e-02 + z * -1.38888888888741095749e-03) + w * ((2.48015872894767294178e-05 + z * -2.75573143513906633035e-07) + w * ((2.08757232129817482790e-09 + z * -1.13596475577881948265e-11)))));
+        const int64_t k = (int64_t)n;
+        const double first = (k & 1) ? cos_r : sin_r, second = (k & 1) ? sin_r : cos_r;
+        *s = symgen_flip(first, (k & 2) ? UINT64_C(0x8000000000000000) : 0u);
+        *c = symgen_flip(second, ((k + 1) & 2) ? UINT64_C(0x8000000000000000) : 0u);
+        return;
+    }
+#endif
+    *s = sin(x);
+    *c = cos(x);
+}
+
+static inline double symgen_sin(double x)
+{
+    double s, c;
+    symgen_sincos(x, &s, &c);
+    return s;
+}
+
+static inline double symgen_cos(double x)
+{
+    double s, c;
+    symgen_sincos(x, &s, &c);
+    return c;
+}
+
+
 /* double_pendulum_forward_kinematics: 16 (4 add, 8 mul, 4 trig) */
 void double_pendulum_forward_kinematics(const double_pendulum_real q[2], const double_pendulum_real params[1], double_pendulum_real poses[36])
 {
     (void)params;
-    const double_pendulum_real t0 = cos(q[0]);
-    const double_pendulum_real t1 = sin(q[0]);
-    const double_pendulum_real t2 = cos(q[1]);
-    const double_pendulum_real t3 = sin(q[1]);
+    const double_pendulum_real t0 = symgen_cos(q[0]);
+    const double_pendulum_real t1 = symgen_sin(q[0]);
+    const double_pendulum_real t2 = symgen_cos(q[1]);
+    const double_pendulum_real t3 = symgen_sin(q[1]);
     const double_pendulum_real t4 = t0*t2 - t1*t3;
     const double_pendulum_real t5 = t0*t3 + t1*t2;
     const double_pendulum_real t6 = 0.5*t1;
@@ -67,10 +120,10 @@ void double_pendulum_forward_kinematics_batch(size_t count, const double_pendulu
 void double_pendulum_frame_jacobian_tip(const double_pendulum_real q[2], const double_pendulum_real params[1], double_pendulum_real J[12])
 {
     (void)params;
-    const double_pendulum_real t0 = cos(q[0]);
-    const double_pendulum_real t1 = sin(q[0]);
-    const double_pendulum_real t2 = cos(q[1]);
-    const double_pendulum_real t3 = sin(q[1]);
+    const double_pendulum_real t0 = symgen_cos(q[0]);
+    const double_pendulum_real t1 = symgen_sin(q[0]);
+    const double_pendulum_real t2 = symgen_cos(q[1]);
+    const double_pendulum_real t3 = symgen_sin(q[1]);
     const double_pendulum_real t4 = t0*t2 - t1*t3;
     const double_pendulum_real t5 = t0*t3 + t1*t2;
     const double_pendulum_real t6 = 0.5*t1;
@@ -105,10 +158,10 @@ void double_pendulum_frame_jacobian_tip_batch(size_t count, const double_pendulu
 void double_pendulum_frame_jacobian_dot_v_tip(const double_pendulum_real q[2], const double_pendulum_real v[2], const double_pendulum_real params[1], double_pendulum_real Jdot_v[6])
 {
     (void)params;
-    const double_pendulum_real t0 = cos(q[0]);
-    const double_pendulum_real t1 = sin(q[0]);
-    const double_pendulum_real t2 = cos(q[1]);
-    const double_pendulum_real t3 = sin(q[1]);
+    const double_pendulum_real t0 = symgen_cos(q[0]);
+    const double_pendulum_real t1 = symgen_sin(q[0]);
+    const double_pendulum_real t2 = symgen_cos(q[1]);
+    const double_pendulum_real t3 = symgen_sin(q[1]);
     const double_pendulum_real t4 = 0.5*v[0];
     const double_pendulum_real t5 = t2*t4;
     const double_pendulum_real t6 = t3*t4;
@@ -141,10 +194,10 @@ void double_pendulum_frame_jacobian_dot_v_tip_batch(size_t count, const double_p
 /* double_pendulum_inverse_dynamics: 58 (21 add, 31 mul, 2 div, 4 trig) */
 void double_pendulum_inverse_dynamics(const double_pendulum_real q[2], const double_pendulum_real v[2], const double_pendulum_real a[2], const double_pendulum_real params[1], double_pendulum_real tau[2])
 {
-    const double_pendulum_real t0 = cos(q[0]);
-    const double_pendulum_real t1 = sin(q[0]);
-    const double_pendulum_real t2 = cos(q[1]);
-    const double_pendulum_real t3 = sin(q[1]);
+    const double_pendulum_real t0 = symgen_cos(q[0]);
+    const double_pendulum_real t1 = symgen_sin(q[0]);
+    const double_pendulum_real t2 = symgen_cos(q[1]);
+    const double_pendulum_real t3 = symgen_sin(q[1]);
     const double_pendulum_real t4 = params[0] + 1.0;
     const double_pendulum_real t5 = 0.5*params[0] + 0.25;
     const double_pendulum_real t6 = -t5/t4;
@@ -190,7 +243,7 @@ void double_pendulum_inverse_dynamics_batch(size_t count, const double_pendulum_
 /* double_pendulum_mass_matrix: 21 (9 add, 9 mul, 2 div, 1 trig) */
 void double_pendulum_mass_matrix(const double_pendulum_real q[2], const double_pendulum_real params[1], double_pendulum_real M[4])
 {
-    const double_pendulum_real t0 = cos(q[1]);
+    const double_pendulum_real t0 = symgen_cos(q[1]);
     const double_pendulum_real t1 = params[0] + 1.0;
     const double_pendulum_real t2 = 0.5*params[0] + 0.25;
     const double_pendulum_real t3 = -t2/t1;
@@ -219,10 +272,10 @@ void double_pendulum_mass_matrix_batch(size_t count, const double_pendulum_real 
 /* double_pendulum_bias_forces: 42 (13 add, 24 mul, 1 div, 4 trig) */
 void double_pendulum_bias_forces(const double_pendulum_real q[2], const double_pendulum_real v[2], const double_pendulum_real params[1], double_pendulum_real tau[2])
 {
-    const double_pendulum_real t0 = cos(q[0]);
-    const double_pendulum_real t1 = sin(q[0]);
-    const double_pendulum_real t2 = cos(q[1]);
-    const double_pendulum_real t3 = sin(q[1]);
+    const double_pendulum_real t0 = symgen_cos(q[0]);
+    const double_pendulum_real t1 = symgen_sin(q[0]);
+    const double_pendulum_real t2 = symgen_cos(q[1]);
+    const double_pendulum_real t3 = symgen_sin(q[1]);
     const double_pendulum_real t4 = params[0] + 1.0;
     const double_pendulum_real t5 = (-0.5*params[0] - 0.25)/t4;
     const double_pendulum_real t6 = t4*t5;
@@ -263,10 +316,10 @@ void double_pendulum_bias_forces_batch(size_t count, const double_pendulum_real 
 /* double_pendulum_gravity_forces: 27 (7 add, 15 mul, 1 div, 4 trig) */
 void double_pendulum_gravity_forces(const double_pendulum_real q[2], const double_pendulum_real params[1], double_pendulum_real tau[2])
 {
-    const double_pendulum_real t0 = cos(q[0]);
-    const double_pendulum_real t1 = sin(q[0]);
-    const double_pendulum_real t2 = cos(q[1]);
-    const double_pendulum_real t3 = sin(q[1]);
+    const double_pendulum_real t0 = symgen_cos(q[0]);
+    const double_pendulum_real t1 = symgen_sin(q[0]);
+    const double_pendulum_real t2 = symgen_cos(q[1]);
+    const double_pendulum_real t3 = symgen_sin(q[1]);
     const double_pendulum_real t4 = params[0] + 1.0;
     const double_pendulum_real t5 = (-0.5*params[0] - 0.25)/t4;
     const double_pendulum_real t6 = t4*t5;
@@ -296,10 +349,10 @@ void double_pendulum_gravity_forces_batch(size_t count, const double_pendulum_re
 /* double_pendulum_forward_dynamics: 69 (25 add, 35 mul, 5 div, 4 trig) */
 void double_pendulum_forward_dynamics(const double_pendulum_real q[2], const double_pendulum_real v[2], const double_pendulum_real tau[2], const double_pendulum_real params[1], double_pendulum_real a[2])
 {
-    const double_pendulum_real t0 = cos(q[0]);
-    const double_pendulum_real t1 = sin(q[0]);
-    const double_pendulum_real t2 = cos(q[1]);
-    const double_pendulum_real t3 = sin(q[1]);
+    const double_pendulum_real t0 = symgen_cos(q[0]);
+    const double_pendulum_real t1 = symgen_sin(q[0]);
+    const double_pendulum_real t2 = symgen_cos(q[1]);
+    const double_pendulum_real t3 = symgen_sin(q[1]);
     const double_pendulum_real t4 = params[0] + 1.0;
     const double_pendulum_real t5 = 0.5*params[0] + 0.25;
     const double_pendulum_real t6 = -t5/t4;
@@ -357,7 +410,7 @@ void double_pendulum_forward_dynamics_batch(size_t count, const double_pendulum_
 /* double_pendulum_mass_matrix_inverse: 29 (11 add, 13 mul, 4 div, 1 trig) */
 void double_pendulum_mass_matrix_inverse(const double_pendulum_real q[2], const double_pendulum_real params[1], double_pendulum_real Minv[4])
 {
-    const double_pendulum_real t0 = cos(q[1]);
+    const double_pendulum_real t0 = symgen_cos(q[1]);
     const double_pendulum_real t1 = params[0] + 1.0;
     const double_pendulum_real t2 = 0.5*params[0] + 0.25;
     const double_pendulum_real t3 = -t2/t1;
@@ -392,10 +445,10 @@ void double_pendulum_mass_matrix_inverse_batch(size_t count, const double_pendul
 /* double_pendulum_energy: 47 (14 add, 27 mul, 2 div, 4 trig) */
 void double_pendulum_energy(const double_pendulum_real q[2], const double_pendulum_real v[2], const double_pendulum_real params[1], double_pendulum_real energy[3])
 {
-    const double_pendulum_real t0 = cos(q[0]);
-    const double_pendulum_real t1 = sin(q[0]);
-    const double_pendulum_real t2 = cos(q[1]);
-    const double_pendulum_real t3 = sin(q[1]);
+    const double_pendulum_real t0 = symgen_cos(q[0]);
+    const double_pendulum_real t1 = symgen_sin(q[0]);
+    const double_pendulum_real t2 = symgen_cos(q[1]);
+    const double_pendulum_real t3 = symgen_sin(q[1]);
     const double_pendulum_real t4 = params[0] + 1.0;
     const double_pendulum_real t5 = 0.5*params[0] + 0.25;
     const double_pendulum_real t6 = -t5/t4;

@@ -3,23 +3,76 @@
 #include <math.h>
 #include "panda.h"
 
+#include <stdint.h>
+#include <string.h>
+
+/* x with its sign bit exclusive-or'ed with `sign` */
+static inline double symgen_flip(double x, uint64_t sign)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    b ^= sign;
+    memcpy(&x, &b, sizeof b);
+    return x;
+}
+
+/* sin(x) and cos(x) with one reduction: Cody & Waite's x - n*pi/2 (pi/2 = P1 + P2 + P3),
+ * minimax polynomials on |r| <= pi/4, quadrant n mod 4 by swap and sign (symgen.backends.c99
+ * .trig). libm for |x| >= 1.0e5, NaN, infinities and under -ffast-math. */
+static inline void symgen_sincos(double x, double *s, double *c)
+{
+#ifndef __FAST_MATH__
+    if (fabs(x) < 1.0e5) {
+        const double n = (x * 6.36619772367581382433e-01 + 0x1.8p52) - 0x1.8p52;
+        const double r = ((x - n * 1.57079632673412561417e+00) - n * 6.07710050630396597660e-11) - n * 2.02226624879595063154e-21;
+        const double z = r * r, w = z * z;
+        const double sin_r = r + r * z * ((-1.66666666666666324348e-01 + z * 8.33333333332248946124e-03) + w * ((-1.98412698298579493134e-04 + z * 2.75573137070700676789e-06) + w * ((-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10))));
+        const double half_z = 0.5 * z, one_half_z = 1.0 - half_z;
+        const double cos_r = one_half_z + (((1.0 - one_half_z) - half_z)
+                               + z * z * ((4.16666666666666019037e-02 + z * -1.38888888888741095749e-03) + w * ((2.48015872894767294178e-05 + z * -2.75573143513906633035e-07) + w * ((2.08757232129817482790e-09 + z * -1.13596475577881948265e-11)))));
+        const int64_t k = (int64_t)n;
+        const double first = (k & 1) ? cos_r : sin_r, second = (k & 1) ? sin_r : cos_r;
+        *s = symgen_flip(first, (k & 2) ? UINT64_C(0x8000000000000000) : 0u);
+        *c = symgen_flip(second, ((k + 1) & 2) ? UINT64_C(0x8000000000000000) : 0u);
+        return;
+    }
+#endif
+    *s = sin(x);
+    *c = cos(x);
+}
+
+static inline double symgen_sin(double x)
+{
+    double s, c;
+    symgen_sincos(x, &s, &c);
+    return s;
+}
+
+static inline double symgen_cos(double x)
+{
+    double s, c;
+    symgen_sincos(x, &s, &c);
+    return c;
+}
+
+
 /* panda_forward_kinematics: 194 (71 add, 109 mul, 14 trig) */
 void panda_forward_kinematics(const panda_real q[8], panda_real poses[144])
 {
-    const panda_real t0 = cos(q[0]);
-    const panda_real t1 = sin(q[0]);
-    const panda_real t2 = cos(q[1]);
-    const panda_real t3 = sin(q[1]);
-    const panda_real t4 = cos(q[2]);
-    const panda_real t5 = sin(q[2]);
-    const panda_real t6 = cos(q[3]);
-    const panda_real t7 = sin(q[3]);
-    const panda_real t8 = cos(q[4]);
-    const panda_real t9 = sin(q[4]);
-    const panda_real t10 = cos(q[5]);
-    const panda_real t11 = sin(q[5]);
-    const panda_real t12 = cos(q[6]);
-    const panda_real t13 = sin(q[6]);
+    const panda_real t0 = symgen_cos(q[0]);
+    const panda_real t1 = symgen_sin(q[0]);
+    const panda_real t2 = symgen_cos(q[1]);
+    const panda_real t3 = symgen_sin(q[1]);
+    const panda_real t4 = symgen_cos(q[2]);
+    const panda_real t5 = symgen_sin(q[2]);
+    const panda_real t6 = symgen_cos(q[3]);
+    const panda_real t7 = symgen_sin(q[3]);
+    const panda_real t8 = symgen_cos(q[4]);
+    const panda_real t9 = symgen_sin(q[4]);
+    const panda_real t10 = symgen_cos(q[5]);
+    const panda_real t11 = symgen_sin(q[5]);
+    const panda_real t12 = symgen_cos(q[6]);
+    const panda_real t13 = symgen_sin(q[6]);
     const panda_real t14 = 0.7071067811865475*q[7];
     const panda_real t15 = 0.7071067811865476*q[7];
     const panda_real t16 = t0*t2;
@@ -249,18 +302,18 @@ void panda_forward_kinematics_batch(size_t count, const panda_real *q, panda_rea
 /* panda_frame_jacobian_panda_hand_tcp: 181 (67 add, 102 mul, 12 trig) */
 void panda_frame_jacobian_panda_hand_tcp(const panda_real q[8], panda_real J[48])
 {
-    const panda_real t0 = cos(q[0]);
-    const panda_real t1 = sin(q[0]);
-    const panda_real t2 = cos(q[1]);
-    const panda_real t3 = sin(q[1]);
-    const panda_real t4 = cos(q[2]);
-    const panda_real t5 = sin(q[2]);
-    const panda_real t6 = cos(q[3]);
-    const panda_real t7 = sin(q[3]);
-    const panda_real t8 = cos(q[4]);
-    const panda_real t9 = sin(q[4]);
-    const panda_real t10 = cos(q[5]);
-    const panda_real t11 = sin(q[5]);
+    const panda_real t0 = symgen_cos(q[0]);
+    const panda_real t1 = symgen_sin(q[0]);
+    const panda_real t2 = symgen_cos(q[1]);
+    const panda_real t3 = symgen_sin(q[1]);
+    const panda_real t4 = symgen_cos(q[2]);
+    const panda_real t5 = symgen_sin(q[2]);
+    const panda_real t6 = symgen_cos(q[3]);
+    const panda_real t7 = symgen_sin(q[3]);
+    const panda_real t8 = symgen_cos(q[4]);
+    const panda_real t9 = symgen_sin(q[4]);
+    const panda_real t10 = symgen_cos(q[5]);
+    const panda_real t11 = symgen_sin(q[5]);
     const panda_real t12 = t0*t2;
     const panda_real t13 = t0*t3;
     const panda_real t14 = t1*t2;
@@ -396,20 +449,20 @@ void panda_frame_jacobian_panda_hand_tcp_batch(size_t count, const panda_real *q
 /* panda_frame_jacobian_dot_v_panda_hand_tcp: 390 (139 add, 237 mul, 14 trig) */
 void panda_frame_jacobian_dot_v_panda_hand_tcp(const panda_real q[8], const panda_real v[8], panda_real Jdot_v[6])
 {
-    const panda_real t0 = cos(q[0]);
-    const panda_real t1 = sin(q[0]);
-    const panda_real t2 = cos(q[1]);
-    const panda_real t3 = sin(q[1]);
-    const panda_real t4 = cos(q[2]);
-    const panda_real t5 = sin(q[2]);
-    const panda_real t6 = cos(q[3]);
-    const panda_real t7 = sin(q[3]);
-    const panda_real t8 = cos(q[4]);
-    const panda_real t9 = sin(q[4]);
-    const panda_real t10 = cos(q[5]);
-    const panda_real t11 = sin(q[5]);
-    const panda_real t12 = cos(q[6]);
-    const panda_real t13 = sin(q[6]);
+    const panda_real t0 = symgen_cos(q[0]);
+    const panda_real t1 = symgen_sin(q[0]);
+    const panda_real t2 = symgen_cos(q[1]);
+    const panda_real t3 = symgen_sin(q[1]);
+    const panda_real t4 = symgen_cos(q[2]);
+    const panda_real t5 = symgen_sin(q[2]);
+    const panda_real t6 = symgen_cos(q[3]);
+    const panda_real t7 = symgen_sin(q[3]);
+    const panda_real t8 = symgen_cos(q[4]);
+    const panda_real t9 = symgen_sin(q[4]);
+    const panda_real t10 = symgen_cos(q[5]);
+    const panda_real t11 = symgen_sin(q[5]);
+    const panda_real t12 = symgen_cos(q[6]);
+    const panda_real t13 = symgen_sin(q[6]);
     const panda_real t14 = t3*v[0];
     const panda_real t15 = t2*v[0];
     const panda_real t16 = t15*v[1];
@@ -596,18 +649,18 @@ void panda_frame_jacobian_dot_v_panda_hand_tcp_batch(size_t count, const panda_r
 /* panda_inverse_dynamics: 1077 (480 add, 585 mul, 12 trig) */
 void panda_inverse_dynamics(const panda_real q[8], const panda_real v[8], const panda_real a[8], panda_real tau[8])
 {
-    const panda_real t0 = cos(q[1]);
-    const panda_real t1 = sin(q[1]);
-    const panda_real t2 = cos(q[2]);
-    const panda_real t3 = sin(q[2]);
-    const panda_real t4 = cos(q[3]);
-    const panda_real t5 = sin(q[3]);
-    const panda_real t6 = cos(q[4]);
-    const panda_real t7 = sin(q[4]);
-    const panda_real t8 = cos(q[5]);
-    const panda_real t9 = sin(q[5]);
-    const panda_real t10 = cos(q[6]);
-    const panda_real t11 = sin(q[6]);
+    const panda_real t0 = symgen_cos(q[1]);
+    const panda_real t1 = symgen_sin(q[1]);
+    const panda_real t2 = symgen_cos(q[2]);
+    const panda_real t3 = symgen_sin(q[2]);
+    const panda_real t4 = symgen_cos(q[3]);
+    const panda_real t5 = symgen_sin(q[3]);
+    const panda_real t6 = symgen_cos(q[4]);
+    const panda_real t7 = symgen_sin(q[4]);
+    const panda_real t8 = symgen_cos(q[5]);
+    const panda_real t9 = symgen_sin(q[5]);
+    const panda_real t10 = symgen_cos(q[6]);
+    const panda_real t11 = symgen_sin(q[6]);
     const panda_real t12 = 0.7071067811865475*q[7];
     const panda_real t13 = 0.7071067811865476*q[7];
     const panda_real t14 = t1*v[0];
@@ -972,18 +1025,18 @@ void panda_inverse_dynamics_batch(size_t count, const panda_real *q, const panda
 /* panda_mass_matrix: 601 (270 add, 319 mul, 12 trig) */
 void panda_mass_matrix(const panda_real q[8], panda_real M[64])
 {
-    const panda_real t0 = cos(q[1]);
-    const panda_real t1 = sin(q[1]);
-    const panda_real t2 = cos(q[2]);
-    const panda_real t3 = sin(q[2]);
-    const panda_real t4 = cos(q[3]);
-    const panda_real t5 = sin(q[3]);
-    const panda_real t6 = cos(q[4]);
-    const panda_real t7 = sin(q[4]);
-    const panda_real t8 = cos(q[5]);
-    const panda_real t9 = sin(q[5]);
-    const panda_real t10 = cos(q[6]);
-    const panda_real t11 = sin(q[6]);
+    const panda_real t0 = symgen_cos(q[1]);
+    const panda_real t1 = symgen_sin(q[1]);
+    const panda_real t2 = symgen_cos(q[2]);
+    const panda_real t3 = symgen_sin(q[2]);
+    const panda_real t4 = symgen_cos(q[3]);
+    const panda_real t5 = symgen_sin(q[3]);
+    const panda_real t6 = symgen_cos(q[4]);
+    const panda_real t7 = symgen_sin(q[4]);
+    const panda_real t8 = symgen_cos(q[5]);
+    const panda_real t9 = symgen_sin(q[5]);
+    const panda_real t10 = symgen_cos(q[6]);
+    const panda_real t11 = symgen_sin(q[6]);
     const panda_real t12 = 0.7071067811865475*q[7];
     const panda_real t13 = 0.7071067811865476*q[7];
     const panda_real t14 = 0.015*t12;
@@ -1348,18 +1401,18 @@ void panda_mass_matrix_batch(size_t count, const panda_real *q, panda_real *M)
 /* panda_bias_forces: 1052 (464 add, 576 mul, 12 trig) */
 void panda_bias_forces(const panda_real q[8], const panda_real v[8], panda_real tau[8])
 {
-    const panda_real t0 = cos(q[1]);
-    const panda_real t1 = sin(q[1]);
-    const panda_real t2 = cos(q[2]);
-    const panda_real t3 = sin(q[2]);
-    const panda_real t4 = cos(q[3]);
-    const panda_real t5 = sin(q[3]);
-    const panda_real t6 = cos(q[4]);
-    const panda_real t7 = sin(q[4]);
-    const panda_real t8 = cos(q[5]);
-    const panda_real t9 = sin(q[5]);
-    const panda_real t10 = cos(q[6]);
-    const panda_real t11 = sin(q[6]);
+    const panda_real t0 = symgen_cos(q[1]);
+    const panda_real t1 = symgen_sin(q[1]);
+    const panda_real t2 = symgen_cos(q[2]);
+    const panda_real t3 = symgen_sin(q[2]);
+    const panda_real t4 = symgen_cos(q[3]);
+    const panda_real t5 = symgen_sin(q[3]);
+    const panda_real t6 = symgen_cos(q[4]);
+    const panda_real t7 = symgen_sin(q[4]);
+    const panda_real t8 = symgen_cos(q[5]);
+    const panda_real t9 = symgen_sin(q[5]);
+    const panda_real t10 = symgen_cos(q[6]);
+    const panda_real t11 = symgen_sin(q[6]);
     const panda_real t12 = 0.7071067811865475*q[7];
     const panda_real t13 = 0.7071067811865476*q[7];
     const panda_real t14 = t1*v[0];
@@ -1710,18 +1763,18 @@ void panda_bias_forces_batch(size_t count, const panda_real *q, const panda_real
 /* panda_gravity_forces: 255 (102 add, 141 mul, 12 trig) */
 void panda_gravity_forces(const panda_real q[8], panda_real tau[8])
 {
-    const panda_real t0 = cos(q[1]);
-    const panda_real t1 = sin(q[1]);
-    const panda_real t2 = cos(q[2]);
-    const panda_real t3 = sin(q[2]);
-    const panda_real t4 = cos(q[3]);
-    const panda_real t5 = sin(q[3]);
-    const panda_real t6 = cos(q[4]);
-    const panda_real t7 = sin(q[4]);
-    const panda_real t8 = cos(q[5]);
-    const panda_real t9 = sin(q[5]);
-    const panda_real t10 = cos(q[6]);
-    const panda_real t11 = sin(q[6]);
+    const panda_real t0 = symgen_cos(q[1]);
+    const panda_real t1 = symgen_sin(q[1]);
+    const panda_real t2 = symgen_cos(q[2]);
+    const panda_real t3 = symgen_sin(q[2]);
+    const panda_real t4 = symgen_cos(q[3]);
+    const panda_real t5 = symgen_sin(q[3]);
+    const panda_real t6 = symgen_cos(q[4]);
+    const panda_real t7 = symgen_sin(q[4]);
+    const panda_real t8 = symgen_cos(q[5]);
+    const panda_real t9 = symgen_sin(q[5]);
+    const panda_real t10 = symgen_cos(q[6]);
+    const panda_real t11 = symgen_sin(q[6]);
     const panda_real t12 = 0.7071067811865475*q[7];
     const panda_real t13 = 0.7071067811865476*q[7];
     const panda_real t14 = 9.81*t1;
@@ -1871,18 +1924,18 @@ void panda_gravity_forces_batch(size_t count, const panda_real *q, panda_real *t
 /* panda_forward_dynamics: 1950 (873 add, 1052 mul, 13 div, 12 trig) */
 void panda_forward_dynamics(const panda_real q[8], const panda_real v[8], const panda_real tau[8], panda_real a[8])
 {
-    const panda_real t0 = cos(q[1]);
-    const panda_real t1 = sin(q[1]);
-    const panda_real t2 = cos(q[2]);
-    const panda_real t3 = sin(q[2]);
-    const panda_real t4 = cos(q[3]);
-    const panda_real t5 = sin(q[3]);
-    const panda_real t6 = cos(q[4]);
-    const panda_real t7 = sin(q[4]);
-    const panda_real t8 = cos(q[5]);
-    const panda_real t9 = sin(q[5]);
-    const panda_real t10 = cos(q[6]);
-    const panda_real t11 = sin(q[6]);
+    const panda_real t0 = symgen_cos(q[1]);
+    const panda_real t1 = symgen_sin(q[1]);
+    const panda_real t2 = symgen_cos(q[2]);
+    const panda_real t3 = symgen_sin(q[2]);
+    const panda_real t4 = symgen_cos(q[3]);
+    const panda_real t5 = symgen_sin(q[3]);
+    const panda_real t6 = symgen_cos(q[4]);
+    const panda_real t7 = symgen_sin(q[4]);
+    const panda_real t8 = symgen_cos(q[5]);
+    const panda_real t9 = symgen_sin(q[5]);
+    const panda_real t10 = symgen_cos(q[6]);
+    const panda_real t11 = symgen_sin(q[6]);
     const panda_real t12 = 0.7071067811865475*q[7];
     const panda_real t13 = 0.7071067811865476*q[7];
     const panda_real t14 = t1*v[0];
@@ -2698,18 +2751,18 @@ void panda_forward_dynamics_batch(size_t count, const panda_real *q, const panda
 /* panda_mass_matrix_inverse: 1086 (481 add, 586 mul, 7 div, 12 trig) */
 void panda_mass_matrix_inverse(const panda_real q[8], panda_real Minv[64])
 {
-    const panda_real t0 = cos(q[1]);
-    const panda_real t1 = sin(q[1]);
-    const panda_real t2 = cos(q[2]);
-    const panda_real t3 = sin(q[2]);
-    const panda_real t4 = cos(q[3]);
-    const panda_real t5 = sin(q[3]);
-    const panda_real t6 = cos(q[4]);
-    const panda_real t7 = sin(q[4]);
-    const panda_real t8 = cos(q[5]);
-    const panda_real t9 = sin(q[5]);
-    const panda_real t10 = cos(q[6]);
-    const panda_real t11 = sin(q[6]);
+    const panda_real t0 = symgen_cos(q[1]);
+    const panda_real t1 = symgen_sin(q[1]);
+    const panda_real t2 = symgen_cos(q[2]);
+    const panda_real t3 = symgen_sin(q[2]);
+    const panda_real t4 = symgen_cos(q[3]);
+    const panda_real t5 = symgen_sin(q[3]);
+    const panda_real t6 = symgen_cos(q[4]);
+    const panda_real t7 = symgen_sin(q[4]);
+    const panda_real t8 = symgen_cos(q[5]);
+    const panda_real t9 = symgen_sin(q[5]);
+    const panda_real t10 = symgen_cos(q[6]);
+    const panda_real t11 = symgen_sin(q[6]);
     const panda_real t12 = 0.7071067811865475*q[7];
     const panda_real t13 = 0.7071067811865476*q[7];
     const panda_real t14 = 0.015*t12;
@@ -3262,18 +3315,18 @@ void panda_mass_matrix_inverse_batch(size_t count, const panda_real *q, panda_re
 /* panda_energy: 554 (232 add, 310 mul, 12 trig) */
 void panda_energy(const panda_real q[8], const panda_real v[8], panda_real energy[3])
 {
-    const panda_real t0 = cos(q[1]);
-    const panda_real t1 = sin(q[1]);
-    const panda_real t2 = cos(q[2]);
-    const panda_real t3 = sin(q[2]);
-    const panda_real t4 = cos(q[3]);
-    const panda_real t5 = sin(q[3]);
-    const panda_real t6 = cos(q[4]);
-    const panda_real t7 = sin(q[4]);
-    const panda_real t8 = cos(q[5]);
-    const panda_real t9 = sin(q[5]);
-    const panda_real t10 = cos(q[6]);
-    const panda_real t11 = sin(q[6]);
+    const panda_real t0 = symgen_cos(q[1]);
+    const panda_real t1 = symgen_sin(q[1]);
+    const panda_real t2 = symgen_cos(q[2]);
+    const panda_real t3 = symgen_sin(q[2]);
+    const panda_real t4 = symgen_cos(q[3]);
+    const panda_real t5 = symgen_sin(q[3]);
+    const panda_real t6 = symgen_cos(q[4]);
+    const panda_real t7 = symgen_sin(q[4]);
+    const panda_real t8 = symgen_cos(q[5]);
+    const panda_real t9 = symgen_sin(q[5]);
+    const panda_real t10 = symgen_cos(q[6]);
+    const panda_real t11 = symgen_sin(q[6]);
     const panda_real t12 = 0.7071067811865475*q[7];
     const panda_real t13 = 0.7071067811865476*q[7];
     const panda_real t14 = t1*v[0];

@@ -3,21 +3,74 @@
 #include <math.h>
 #include "puma560.h"
 
+#include <stdint.h>
+#include <string.h>
+
+/* x with its sign bit exclusive-or'ed with `sign` */
+static inline double symgen_flip(double x, uint64_t sign)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    b ^= sign;
+    memcpy(&x, &b, sizeof b);
+    return x;
+}
+
+/* sin(x) and cos(x) with one reduction: Cody & Waite's x - n*pi/2 (pi/2 = P1 + P2 + P3),
+ * minimax polynomials on |r| <= pi/4, quadrant n mod 4 by swap and sign (symgen.backends.c99
+ * .trig). libm for |x| >= 1.0e5, NaN, infinities and under -ffast-math. */
+static inline void symgen_sincos(double x, double *s, double *c)
+{
+#ifndef __FAST_MATH__
+    if (fabs(x) < 1.0e5) {
+        const double n = (x * 6.36619772367581382433e-01 + 0x1.8p52) - 0x1.8p52;
+        const double r = ((x - n * 1.57079632673412561417e+00) - n * 6.07710050630396597660e-11) - n * 2.02226624879595063154e-21;
+        const double z = r * r, w = z * z;
+        const double sin_r = r + r * z * ((-1.66666666666666324348e-01 + z * 8.33333333332248946124e-03) + w * ((-1.98412698298579493134e-04 + z * 2.75573137070700676789e-06) + w * ((-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10))));
+        const double half_z = 0.5 * z, one_half_z = 1.0 - half_z;
+        const double cos_r = one_half_z + (((1.0 - one_half_z) - half_z)
+                               + z * z * ((4.16666666666666019037e-02 + z * -1.38888888888741095749e-03) + w * ((2.48015872894767294178e-05 + z * -2.75573143513906633035e-07) + w * ((2.08757232129817482790e-09 + z * -1.13596475577881948265e-11)))));
+        const int64_t k = (int64_t)n;
+        const double first = (k & 1) ? cos_r : sin_r, second = (k & 1) ? sin_r : cos_r;
+        *s = symgen_flip(first, (k & 2) ? UINT64_C(0x8000000000000000) : 0u);
+        *c = symgen_flip(second, ((k + 1) & 2) ? UINT64_C(0x8000000000000000) : 0u);
+        return;
+    }
+#endif
+    *s = sin(x);
+    *c = cos(x);
+}
+
+static inline double symgen_sin(double x)
+{
+    double s, c;
+    symgen_sincos(x, &s, &c);
+    return s;
+}
+
+static inline double symgen_cos(double x)
+{
+    double s, c;
+    symgen_sincos(x, &s, &c);
+    return c;
+}
+
+
 /* puma560_forward_kinematics: 103 (30 add, 61 mul, 12 trig) */
 void puma560_forward_kinematics(const puma560_real q[6], puma560_real poses[84])
 {
-    const puma560_real t0 = cos(q[0]);
-    const puma560_real t1 = sin(q[0]);
-    const puma560_real t2 = cos(q[1]);
-    const puma560_real t3 = sin(q[1]);
-    const puma560_real t4 = cos(q[2]);
-    const puma560_real t5 = sin(q[2]);
-    const puma560_real t6 = cos(q[3]);
-    const puma560_real t7 = sin(q[3]);
-    const puma560_real t8 = cos(q[4]);
-    const puma560_real t9 = sin(q[4]);
-    const puma560_real t10 = cos(q[5]);
-    const puma560_real t11 = sin(q[5]);
+    const puma560_real t0 = symgen_cos(q[0]);
+    const puma560_real t1 = symgen_sin(q[0]);
+    const puma560_real t2 = symgen_cos(q[1]);
+    const puma560_real t3 = symgen_sin(q[1]);
+    const puma560_real t4 = symgen_cos(q[2]);
+    const puma560_real t5 = symgen_sin(q[2]);
+    const puma560_real t6 = symgen_cos(q[3]);
+    const puma560_real t7 = symgen_sin(q[3]);
+    const puma560_real t8 = symgen_cos(q[4]);
+    const puma560_real t9 = symgen_sin(q[4]);
+    const puma560_real t10 = symgen_cos(q[5]);
+    const puma560_real t11 = symgen_sin(q[5]);
     const puma560_real t12 = t0*t2;
     const puma560_real t13 = t0*t3;
     const puma560_real t14 = t1*t2;
@@ -152,16 +205,16 @@ void puma560_forward_kinematics_batch(size_t count, const puma560_real *q, puma5
 /* puma560_frame_jacobian_flange: 99 (32 add, 57 mul, 10 trig) */
 void puma560_frame_jacobian_flange(const puma560_real q[6], puma560_real J[36])
 {
-    const puma560_real t0 = cos(q[0]);
-    const puma560_real t1 = sin(q[0]);
-    const puma560_real t2 = cos(q[1]);
-    const puma560_real t3 = sin(q[1]);
-    const puma560_real t4 = cos(q[2]);
-    const puma560_real t5 = sin(q[2]);
-    const puma560_real t6 = cos(q[3]);
-    const puma560_real t7 = sin(q[3]);
-    const puma560_real t8 = cos(q[4]);
-    const puma560_real t9 = sin(q[4]);
+    const puma560_real t0 = symgen_cos(q[0]);
+    const puma560_real t1 = symgen_sin(q[0]);
+    const puma560_real t2 = symgen_cos(q[1]);
+    const puma560_real t3 = symgen_sin(q[1]);
+    const puma560_real t4 = symgen_cos(q[2]);
+    const puma560_real t5 = symgen_sin(q[2]);
+    const puma560_real t6 = symgen_cos(q[3]);
+    const puma560_real t7 = symgen_sin(q[3]);
+    const puma560_real t8 = symgen_cos(q[4]);
+    const puma560_real t9 = symgen_sin(q[4]);
     const puma560_real t10 = t0*t2;
     const puma560_real t11 = t0*t3;
     const puma560_real t12 = t1*t2;
@@ -254,18 +307,18 @@ void puma560_frame_jacobian_flange_batch(size_t count, const puma560_real *q, pu
 /* puma560_frame_jacobian_dot_v_flange: 271 (95 add, 164 mul, 12 trig) */
 void puma560_frame_jacobian_dot_v_flange(const puma560_real q[6], const puma560_real v[6], puma560_real Jdot_v[6])
 {
-    const puma560_real t0 = cos(q[0]);
-    const puma560_real t1 = sin(q[0]);
-    const puma560_real t2 = cos(q[1]);
-    const puma560_real t3 = sin(q[1]);
-    const puma560_real t4 = cos(q[2]);
-    const puma560_real t5 = sin(q[2]);
-    const puma560_real t6 = cos(q[3]);
-    const puma560_real t7 = sin(q[3]);
-    const puma560_real t8 = cos(q[4]);
-    const puma560_real t9 = sin(q[4]);
-    const puma560_real t10 = cos(q[5]);
-    const puma560_real t11 = sin(q[5]);
+    const puma560_real t0 = symgen_cos(q[0]);
+    const puma560_real t1 = symgen_sin(q[0]);
+    const puma560_real t2 = symgen_cos(q[1]);
+    const puma560_real t3 = symgen_sin(q[1]);
+    const puma560_real t4 = symgen_cos(q[2]);
+    const puma560_real t5 = symgen_sin(q[2]);
+    const puma560_real t6 = symgen_cos(q[3]);
+    const puma560_real t7 = symgen_sin(q[3]);
+    const puma560_real t8 = symgen_cos(q[4]);
+    const puma560_real t9 = symgen_sin(q[4]);
+    const puma560_real t10 = symgen_cos(q[5]);
+    const puma560_real t11 = symgen_sin(q[5]);
     const puma560_real t12 = t3*v[0];
     const puma560_real t13 = t2*v[0];
     const puma560_real t14 = t13*v[1];
@@ -403,16 +456,16 @@ void puma560_frame_jacobian_dot_v_flange_batch(size_t count, const puma560_real 
 /* puma560_inverse_dynamics: 527 (220 add, 297 mul, 10 trig) */
 void puma560_inverse_dynamics(const puma560_real q[6], const puma560_real v[6], const puma560_real a[6], puma560_real tau[6])
 {
-    const puma560_real t0 = cos(q[1]);
-    const puma560_real t1 = sin(q[1]);
-    const puma560_real t2 = cos(q[2]);
-    const puma560_real t3 = sin(q[2]);
-    const puma560_real t4 = cos(q[3]);
-    const puma560_real t5 = sin(q[3]);
-    const puma560_real t6 = cos(q[4]);
-    const puma560_real t7 = sin(q[4]);
-    const puma560_real t8 = cos(q[5]);
-    const puma560_real t9 = sin(q[5]);
+    const puma560_real t0 = symgen_cos(q[1]);
+    const puma560_real t1 = symgen_sin(q[1]);
+    const puma560_real t2 = symgen_cos(q[2]);
+    const puma560_real t3 = symgen_sin(q[2]);
+    const puma560_real t4 = symgen_cos(q[3]);
+    const puma560_real t5 = symgen_sin(q[3]);
+    const puma560_real t6 = symgen_cos(q[4]);
+    const puma560_real t7 = symgen_sin(q[4]);
+    const puma560_real t8 = symgen_cos(q[5]);
+    const puma560_real t9 = symgen_sin(q[5]);
     const puma560_real t10 = t1*v[0];
     const puma560_real t11 = t0*v[0];
     const puma560_real t12 = t11*v[1];
@@ -635,16 +688,16 @@ void puma560_inverse_dynamics_batch(size_t count, const puma560_real *q, const p
 /* puma560_mass_matrix: 233 (99 add, 124 mul, 10 trig) */
 void puma560_mass_matrix(const puma560_real q[6], puma560_real M[36])
 {
-    const puma560_real t0 = cos(q[1]);
-    const puma560_real t1 = sin(q[1]);
-    const puma560_real t2 = cos(q[2]);
-    const puma560_real t3 = sin(q[2]);
-    const puma560_real t4 = cos(q[3]);
-    const puma560_real t5 = sin(q[3]);
-    const puma560_real t6 = cos(q[4]);
-    const puma560_real t7 = sin(q[4]);
-    const puma560_real t8 = cos(q[5]);
-    const puma560_real t9 = sin(q[5]);
+    const puma560_real t0 = symgen_cos(q[1]);
+    const puma560_real t1 = symgen_sin(q[1]);
+    const puma560_real t2 = symgen_cos(q[2]);
+    const puma560_real t3 = symgen_sin(q[2]);
+    const puma560_real t4 = symgen_cos(q[3]);
+    const puma560_real t5 = symgen_sin(q[3]);
+    const puma560_real t6 = symgen_cos(q[4]);
+    const puma560_real t7 = symgen_sin(q[4]);
+    const puma560_real t8 = symgen_cos(q[5]);
+    const puma560_real t9 = symgen_sin(q[5]);
     const puma560_real t10 = 0.00024216*t8;
     const puma560_real t11 = 0.00024216*t9;
     const puma560_real t12 = t10*t8 + t11*t9;
@@ -804,16 +857,16 @@ void puma560_mass_matrix_batch(size_t count, const puma560_real *q, puma560_real
 /* puma560_bias_forces: 497 (203 add, 284 mul, 10 trig) */
 void puma560_bias_forces(const puma560_real q[6], const puma560_real v[6], puma560_real tau[6])
 {
-    const puma560_real t0 = cos(q[1]);
-    const puma560_real t1 = sin(q[1]);
-    const puma560_real t2 = cos(q[2]);
-    const puma560_real t3 = sin(q[2]);
-    const puma560_real t4 = cos(q[3]);
-    const puma560_real t5 = sin(q[3]);
-    const puma560_real t6 = cos(q[4]);
-    const puma560_real t7 = sin(q[4]);
-    const puma560_real t8 = cos(q[5]);
-    const puma560_real t9 = sin(q[5]);
+    const puma560_real t0 = symgen_cos(q[1]);
+    const puma560_real t1 = symgen_sin(q[1]);
+    const puma560_real t2 = symgen_cos(q[2]);
+    const puma560_real t3 = symgen_sin(q[2]);
+    const puma560_real t4 = symgen_cos(q[3]);
+    const puma560_real t5 = symgen_sin(q[3]);
+    const puma560_real t6 = symgen_cos(q[4]);
+    const puma560_real t7 = symgen_sin(q[4]);
+    const puma560_real t8 = symgen_cos(q[5]);
+    const puma560_real t9 = symgen_sin(q[5]);
     const puma560_real t10 = t1*v[0];
     const puma560_real t11 = t0*v[0];
     const puma560_real t12 = t11*v[1];
@@ -1025,16 +1078,16 @@ void puma560_bias_forces_batch(size_t count, const puma560_real *q, const puma56
 /* puma560_gravity_forces: 131 (45 add, 76 mul, 10 trig) */
 void puma560_gravity_forces(const puma560_real q[6], puma560_real tau[6])
 {
-    const puma560_real t0 = cos(q[1]);
-    const puma560_real t1 = sin(q[1]);
-    const puma560_real t2 = cos(q[2]);
-    const puma560_real t3 = sin(q[2]);
-    const puma560_real t4 = cos(q[3]);
-    const puma560_real t5 = sin(q[3]);
-    const puma560_real t6 = cos(q[4]);
-    const puma560_real t7 = sin(q[4]);
-    const puma560_real t8 = cos(q[5]);
-    const puma560_real t9 = sin(q[5]);
+    const puma560_real t0 = symgen_cos(q[1]);
+    const puma560_real t1 = symgen_sin(q[1]);
+    const puma560_real t2 = symgen_cos(q[2]);
+    const puma560_real t3 = symgen_sin(q[2]);
+    const puma560_real t4 = symgen_cos(q[3]);
+    const puma560_real t5 = symgen_sin(q[3]);
+    const puma560_real t6 = symgen_cos(q[4]);
+    const puma560_real t7 = symgen_sin(q[4]);
+    const puma560_real t8 = symgen_cos(q[5]);
+    const puma560_real t9 = symgen_sin(q[5]);
     const puma560_real t10 = 9.81*t1;
     const puma560_real t11 = 9.81*t0;
     const puma560_real t12 = t10*t2 + t11*t3;
@@ -1124,16 +1177,16 @@ void puma560_gravity_forces_batch(size_t count, const puma560_real *q, puma560_r
 /* puma560_forward_dynamics: 860 (366 add, 475 mul, 9 div, 10 trig) */
 void puma560_forward_dynamics(const puma560_real q[6], const puma560_real v[6], const puma560_real tau[6], puma560_real a[6])
 {
-    const puma560_real t0 = cos(q[1]);
-    const puma560_real t1 = sin(q[1]);
-    const puma560_real t2 = cos(q[2]);
-    const puma560_real t3 = sin(q[2]);
-    const puma560_real t4 = cos(q[3]);
-    const puma560_real t5 = sin(q[3]);
-    const puma560_real t6 = cos(q[4]);
-    const puma560_real t7 = sin(q[4]);
-    const puma560_real t8 = cos(q[5]);
-    const puma560_real t9 = sin(q[5]);
+    const puma560_real t0 = symgen_cos(q[1]);
+    const puma560_real t1 = symgen_sin(q[1]);
+    const puma560_real t2 = symgen_cos(q[2]);
+    const puma560_real t3 = symgen_sin(q[2]);
+    const puma560_real t4 = symgen_cos(q[3]);
+    const puma560_real t5 = symgen_sin(q[3]);
+    const puma560_real t6 = symgen_cos(q[4]);
+    const puma560_real t7 = symgen_sin(q[4]);
+    const puma560_real t8 = symgen_cos(q[5]);
+    const puma560_real t9 = symgen_sin(q[5]);
     const puma560_real t10 = t1*v[0];
     const puma560_real t11 = t0*v[0];
     const puma560_real t12 = t11*v[1];
@@ -1546,16 +1599,16 @@ void puma560_forward_dynamics_batch(size_t count, const puma560_real *q, const p
 /* puma560_mass_matrix_inverse: 420 (178 add, 227 mul, 5 div, 10 trig) */
 void puma560_mass_matrix_inverse(const puma560_real q[6], puma560_real Minv[36])
 {
-    const puma560_real t0 = cos(q[1]);
-    const puma560_real t1 = sin(q[1]);
-    const puma560_real t2 = cos(q[2]);
-    const puma560_real t3 = sin(q[2]);
-    const puma560_real t4 = cos(q[3]);
-    const puma560_real t5 = sin(q[3]);
-    const puma560_real t6 = cos(q[4]);
-    const puma560_real t7 = sin(q[4]);
-    const puma560_real t8 = cos(q[5]);
-    const puma560_real t9 = sin(q[5]);
+    const puma560_real t0 = symgen_cos(q[1]);
+    const puma560_real t1 = symgen_sin(q[1]);
+    const puma560_real t2 = symgen_cos(q[2]);
+    const puma560_real t3 = symgen_sin(q[2]);
+    const puma560_real t4 = symgen_cos(q[3]);
+    const puma560_real t5 = symgen_sin(q[3]);
+    const puma560_real t6 = symgen_cos(q[4]);
+    const puma560_real t7 = symgen_sin(q[4]);
+    const puma560_real t8 = symgen_cos(q[5]);
+    const puma560_real t9 = symgen_sin(q[5]);
     const puma560_real t10 = 0.00024216*t8;
     const puma560_real t11 = 0.00024216*t9;
     const puma560_real t12 = t10*t8 + t11*t9;
@@ -1804,16 +1857,16 @@ void puma560_mass_matrix_inverse_batch(size_t count, const puma560_real *q, puma
 /* puma560_energy: 243 (88 add, 145 mul, 10 trig) */
 void puma560_energy(const puma560_real q[6], const puma560_real v[6], puma560_real energy[3])
 {
-    const puma560_real t0 = cos(q[1]);
-    const puma560_real t1 = sin(q[1]);
-    const puma560_real t2 = cos(q[2]);
-    const puma560_real t3 = sin(q[2]);
-    const puma560_real t4 = cos(q[3]);
-    const puma560_real t5 = sin(q[3]);
-    const puma560_real t6 = cos(q[4]);
-    const puma560_real t7 = sin(q[4]);
-    const puma560_real t8 = cos(q[5]);
-    const puma560_real t9 = sin(q[5]);
+    const puma560_real t0 = symgen_cos(q[1]);
+    const puma560_real t1 = symgen_sin(q[1]);
+    const puma560_real t2 = symgen_cos(q[2]);
+    const puma560_real t3 = symgen_sin(q[2]);
+    const puma560_real t4 = symgen_cos(q[3]);
+    const puma560_real t5 = symgen_sin(q[3]);
+    const puma560_real t6 = symgen_cos(q[4]);
+    const puma560_real t7 = symgen_sin(q[4]);
+    const puma560_real t8 = symgen_cos(q[5]);
+    const puma560_real t9 = symgen_sin(q[5]);
     const puma560_real t10 = t1*v[0];
     const puma560_real t11 = t0*v[0];
     const puma560_real t12 = 0.4318*v[1];

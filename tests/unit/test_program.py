@@ -189,8 +189,11 @@ def test_printers_write_valid_expressions():
     py = PythonPrinter()(e)
     value = eval(py, {"math": math, "x": 1.3, "y": 0.7, "z": 2.0, "w": 0.4})
     assert value == pytest.approx(2.5 * 1.3 * 0.7 / 2.0 - math.sin(0.4) + math.sqrt(1.3) - 1)
-    c = CPrinter("float")(e)
-    assert "sinf(w)" in c and "sqrtf(x)" in c and "2.5f" in c
+    printer = CPrinter("float")
+    c = printer(e)
+    assert "symgen_sin(w)" in c and "sqrtf(x)" in c and "2.5f" in c
+    assert "static inline float symgen_sin(float x)" in printer.helpers()
+    assert CPrinter().helpers() == ""  # nothing printed, nothing to define
 
 
 def test_evaluate_checks_inputs():

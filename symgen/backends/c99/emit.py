@@ -372,6 +372,7 @@ def emit_c(ks: KernelSet, prefix: str | None = None, real: str = "double",
         "conventions": _conventions(ks),
         "functions": functions,
         "header": header_name,
+        "helpers": printer.helpers(),
     }
     header = check_c_text(env.get_template("model.h.j2").render(context), header_name)
     template = env.get_template("model.c.j2")

@@ -6,7 +6,8 @@ vectorised printer loads a lane instead) and the spelling of each statement
 (:meth:`Printer.statement`) and, for C, of declarations and prototypes.
 
 Sums print as ``a - 2.5*b + c``, products as ``a*b/(c*d)``, integer powers as repeated
-products, ``sin``/``cos``/``sqrt`` as calls (``math.sin`` in Python; ``sinf`` in C with
+products, ``sin``/``cos`` as calls of the source's own ``symgen_sin``/``symgen_cos``
+(:mod:`symgen.backends.c99.trig`; ``math.sin`` in Python), ``sqrt`` as ``sqrt`` (``sqrtf`` with
 ``float``), and a :class:`~symgen.ir.expr.Select` as a conditional expression. Number literals
 round-trip exactly (``repr`` of the double; a C float literal is the shortest decimal of the
 value rounded to float, with an ``f`` suffix). The C printer never prints a non-finite number
@@ -20,6 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from symgen.backends.c99 import trig
 from symgen.backends.real import RealType, real_type
 from symgen.errors import SymgenError
 from symgen.ir.expr import Expr, Num
@@ -42,13 +44,15 @@ def _positive_zero(e: Expr) -> bool:
 
 class CPrinter(Printer):
     """C99 for the real type ``real`` (a name or row of :mod:`symgen.backends.real`; with
-    ``float``: float literals and ``sinf``/``cosf``/``sqrtf``). ``type_name`` spells the real
-    type in declarations (a typedef such as ``panda_real``)."""
+    ``float``: float literals, ``sqrtf`` and the float ``symgen_sin``). ``type_name`` spells
+    the real type in declarations (a typedef such as ``panda_real``)."""
 
     def __init__(self, real: str | RealType = "double", type_name: str | None = None) -> None:
         self.real_type = real_type(real)
         self.real = self.real_type.name
         self.type_name = type_name or self.real
+        #: Whether a statement printed so far calls the generated sine or cosine.
+        self.uses_trig = False
 
     def typedef(self) -> str:
         """``typedef double panda_real;``: the declaration of :attr:`type_name`."""
@@ -181,7 +185,17 @@ class CPrinter(Printer):
         return text + real.literal_suffix
 
     def function(self, name: str) -> str:
+        """``sin``/``cos`` as the generated source's own (:mod:`symgen.backends.c99.trig`,
+        noted in :attr:`uses_trig`), any other function as ``<math.h>``'s of the real
+        type."""
+        if name in trig.FUNCTIONS:
+            self.uses_trig = True
+            return trig.FUNCTIONS[name]
         return name + self.real_type.math_suffix
+
+    def helpers(self) -> str:
+        """The C definitions the statements printed so far call beyond ``<math.h>``."""
+        return trig.source(self.real_type) if self.uses_trig else ""
 
     def select(self, cond: str, then: str, other: str) -> str:
         return f"(({cond}) ? {then} : {other})"
