@@ -46,6 +46,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from symgen.backends.c99 import trig
+
 from ..common import CACHE, log, source_hash
 
 #: The kernels the generator program writes, and the Pinocchio class behind each.
@@ -355,14 +357,15 @@ def constraint_dynamics_sources(model_bin: Path, constraint_spec_text: str,
 
 
 # ------------------------------------------------------------------------------ op counts
-#: C math functions counted as one operation per call (with their float / long double forms).
+#: C math functions counted as one operation per call (with their float / long double forms),
+#: and symgen's own sine and cosine (:mod:`symgen.backends.c99.trig`), one each like libm's.
 MATH_CALLS = frozenset(
     name + suffix for name in (
         "sqrt", "cbrt", "hypot", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh",
         "cosh", "tanh", "asinh", "acosh", "atanh", "exp", "exp2", "expm1", "log", "log2",
         "log10", "log1p", "pow", "fabs", "fmin", "fmax", "floor", "ceil", "round", "trunc",
         "fmod", "copysign", "fma")
-    for suffix in ("", "f", "l"))
+    for suffix in ("", "f", "l")) | frozenset(trig.FUNCTIONS.values())
 #: Words after which ``*`` declares a pointer (not a multiplication).
 TYPE_WORDS = frozenset((
     "double", "float", "int", "long", "short", "char", "void", "unsigned", "signed", "const",

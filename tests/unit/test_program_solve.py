@@ -140,3 +140,10 @@ def test_bench_counts_a_loop_statement_once_per_trip():
     counts = count_ops(body)
     assert (counts["add"], counts["mul"]) == (10 * 2, 10 * 3 + 1)
     assert count_ops("{ size_t k; for (k = 0; k < 99; ++k) A[k] = 0.0; }")["total"] == 0
+
+
+def test_bench_counts_the_generated_trig_as_one_call_each():
+    from bench.peers.pinocchio_codegen import count_ops
+
+    counts = count_ops("const double t0 = symgen_cos(q[1]); const double t1 = sin(q[2])*t0;")
+    assert (counts["call"], counts["mul"]) == (2, 1)
