@@ -6,14 +6,16 @@
 #include <stdint.h>
 #include <string.h>
 
-/* x with its sign bit exclusive-or'ed with `sign` */
-static inline double symgen_flip(double x, uint64_t sign)
+/* `b` where `take_b` is all ones, else `a`, its sign bit then exclusive-or'ed with `sign`:
+ * bit operations, no branch (the quadrant of a random angle is unpredictable) */
+static inline double symgen_pick(double a, double b, uint64_t take_b, uint64_t sign)
 {
-    uint64_t b;
-    memcpy(&b, &x, sizeof b);
-    b ^= sign;
-    memcpy(&x, &b, sizeof b);
-    return x;
+    uint64_t x, y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    x = ((x & ~take_b) | (y & take_b)) ^ sign;
+    memcpy(&a, &x, sizeof a);
+    return a;
 }
 
 /* sin(x) and cos(x) with one reduction: Cody & Waite's x - n*pi/2 (pi/2 = P1 + P2 + P3),
@@ -30,10 +32,10 @@ static inline void symgen_sincos(double x, double *s, double *c)
         const double half_z = 0.5 * z, one_half_z = 1.0 - half_z;
         const double cos_r = one_half_z + (((1.0 - one_half_z) - half_z)
                                + z * z * ((4.16666666666666019037e-02 + z * -1.38888888888741095749e-03) + w * ((2.48015872894767294178e-05 + z * -2.75573143513906633035e-07) + w * ((2.08757232129817482790e-09 + z * -1.13596475577881948265e-11)))));
-        const int64_t k = (int64_t)n;
-        const double first = (k & 1) ? cos_r : sin_r, second = (k & 1) ? sin_r : cos_r;
-        *s = symgen_flip(first, (k & 2) ? UINT64_C(0x8000000000000000) : 0u);
-        *c = symgen_flip(second, ((k + 1) & 2) ? UINT64_C(0x8000000000000000) : 0u);
+        const uint64_t k = (uint64_t)(int64_t)n, one_bit = 1u;
+        const uint64_t swap = 0u - (k & one_bit);
+        *s = symgen_pick(sin_r, cos_r, swap, ((k >> 1) & one_bit) << 63);
+        *c = symgen_pick(cos_r, sin_r, swap, (((k + one_bit) >> 1) & one_bit) << 63);
         return;
     }
 #endif
