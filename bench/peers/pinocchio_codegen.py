@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from symgen.backends.c99 import trig
+from symgen.backends.real import REALS
 
 from ..common import CACHE, log, source_hash
 
@@ -365,7 +366,8 @@ MATH_CALLS = frozenset(
         "cosh", "tanh", "asinh", "acosh", "atanh", "exp", "exp2", "expm1", "log", "log2",
         "log10", "log1p", "pow", "fabs", "fmin", "fmax", "floor", "ceil", "round", "trunc",
         "fmod", "copysign", "fma")
-    for suffix in ("", "f", "l")) | frozenset(trig.FUNCTIONS.values())
+    for suffix in ("", "f", "l")) | frozenset(
+        trig.function_name(name, real) for name in trig.FUNCTIONS for real in REALS)
 #: Words after which ``*`` declares a pointer (not a multiplication).
 TYPE_WORDS = frozenset((
     "double", "float", "int", "long", "short", "char", "void", "unsigned", "signed", "const",

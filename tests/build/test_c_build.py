@@ -111,11 +111,11 @@ def test_generated_c_is_reentrant_and_deterministic():
     # no date or time (a hex digest such as "sha256:70c6..." is neither)
     assert not re.search(r"(?<!\w)(\d{4}-\d{2}-\d{2}|\d{2}:\d{2})(?!\w)", banner)
     # only functions at file scope: every top-level line is a comment, include, prototype
-    # line, brace or blank (or the trig helpers' fast-math guard)
+    # line, brace or blank (or the trig helpers' guards)
     for line in text.splitlines():
         if line and not line.startswith((" ", "/*", " *", "#include", "void ", "{", "}",
-                                         "static inline ", "#ifndef __FAST_MATH__",
-                                         "#endif")):
+                                         "static inline ", "#if", "#define SYMGEN_",
+                                         "#else", "#endif")):
             pytest.fail(f"unexpected top-level line: {line!r}")
 
 

@@ -30,7 +30,7 @@ void sincos_many(size_t n, const double *x, double *s, double *c)
     size_t i;
     for (i = 0; i < n; ++i) {{
         {real} si, ci;
-        symgen_sincos(({real})x[i], &si, &ci);
+        symgen_sincos{suffix}(({real})x[i], &si, &ci);
         s[i] = (double)si;
         c[i] = (double)ci;
     }}
@@ -41,7 +41,7 @@ void sincos_many(size_t n, const double *x, double *s, double *c)
 def build(real: str, tmp_path, flags: tuple[str, ...] = ()) -> ctypes.CDLL:
     source = tmp_path / f"trig_{real}.c"
     source.write_text("#include <math.h>\n#include <stddef.h>\n" + trig.source(real)
-                      + DRIVER.format(real=real))
+                      + DRIVER.format(real=real, suffix="f" if real == "float" else ""))
     library = tmp_path / f"trig_{real}{len(flags)}.so"
     subprocess.run(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion",
                     "-Werror", *flags, "-fPIC", "-c", str(source), "-o", f"{library}.o"],

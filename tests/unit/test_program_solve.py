@@ -145,5 +145,6 @@ def test_bench_counts_a_loop_statement_once_per_trip():
 def test_bench_counts_the_generated_trig_as_one_call_each():
     from bench.peers.pinocchio_codegen import count_ops
 
-    counts = count_ops("const double t0 = symgen_cos(q[1]); const double t1 = sin(q[2])*t0;")
-    assert (counts["call"], counts["mul"]) == (2, 1)
+    counts = count_ops("const double t0 = symgen_cos(q[1]); const double t1 = sin(q[2])*t0; "
+                       "const float t2 = symgen_sinf(x[0]);")
+    assert (counts["call"], counts["mul"]) == (3, 1)

@@ -44,7 +44,7 @@ def _positive_zero(e: Expr) -> bool:
 
 class CPrinter(Printer):
     """C99 for the real type ``real`` (a name or row of :mod:`symgen.backends.real`; with
-    ``float``: float literals, ``sqrtf`` and the float ``symgen_sin``). ``type_name`` spells
+    ``float``: float literals, ``sqrtf`` and ``symgen_sinf``). ``type_name`` spells
     the real type in declarations (a typedef such as ``panda_real``)."""
 
     def __init__(self, real: str | RealType = "double", type_name: str | None = None) -> None:
@@ -190,7 +190,7 @@ class CPrinter(Printer):
         type."""
         if name in trig.FUNCTIONS:
             self.uses_trig = True
-            return trig.FUNCTIONS[name]
+            return trig.function_name(name, self.real_type)
         return name + self.real_type.math_suffix
 
     def helpers(self) -> str:

@@ -1,9 +1,10 @@
 """The sine and cosine of generated C: one argument reduction per angle for both.
 
 A kernel's ``sin(x)`` and ``cos(x)`` print as ``symgen_sin(x)`` and ``symgen_cos(x)``
-(:data:`FUNCTIONS`), two ``static inline`` wrappers of one ``symgen_sincos`` defined in the
-generated source itself (:func:`source`; no library, no state, no allocation). A compiler
-inlines both wrappers and merges their identical reductions, so an angle whose sine and cosine
+(``symgen_sinf`` in ``float``: :func:`function_name`), two ``static inline`` wrappers of one
+``symgen_sincos`` defined in the generated source itself (:func:`source`; no library, no
+state, no allocation). The compiler inlines both wrappers (forced with GCC and Clang) and
+merges their identical reductions, so an angle whose sine and cosine
 the kernel needs (every revolute joint's) is reduced once, and the polynomials run inline,
 overlapping the recursion around them, where a libm call could not.
 
@@ -39,7 +40,8 @@ from dataclasses import dataclass
 
 from symgen.backends.real import RealType, real_type
 
-#: How a kernel's trigonometric calls are spelled in C.
+#: How a kernel's trigonometric calls are spelled in C (with the real type's math suffix:
+#: :func:`function_name`).
 FUNCTIONS = {"sin": "symgen_sin", "cos": "symgen_cos"}
 
 
@@ -107,22 +109,42 @@ def _polynomial(coefficients: tuple[str, ...], z: str, w: str) -> str:
     return text
 
 
+def function_name(name: str, real: str | RealType) -> str:
+    """The C name of ``sin`` or ``cos`` (:data:`FUNCTIONS`) for the real type ``real``:
+    ``symgen_sin``, or ``symgen_sinf`` for ``float``."""
+    return FUNCTIONS[name] + real_type(real).math_suffix
+
+
 def source(real: str | RealType) -> str:
-    """The C definitions of ``symgen_sincos``, ``symgen_sin`` and ``symgen_cos`` for the real
-    type ``real`` (module docstring: the method and its accuracy)."""
+    """The C definitions of ``symgen_sincos``, ``symgen_sin`` and ``symgen_cos`` (with the
+    math suffix of the real type ``real``: ``symgen_sincosf``) (module docstring: the method
+    and its accuracy). Guarded, so that sources of several kernel sets can be compiled as one
+    translation unit; forced inline where the compiler allows it (at ``-Os`` GCC would
+    otherwise call ``symgen_sin`` and ``symgen_cos`` apart, each reducing the angle)."""
     rt = real_type(real)
     t, f = TRIG[rt.name], rt.math_suffix
     T = rt.name
     one, half = ("1.0f", "0.5f") if f else ("1.0", "0.5")
     p1, p2, p3 = t.pio2
     two_over_pi = "0.636619772f" if f else "6.36619772367581382433e-01"
+    sign = t.sign_shift
+    inline = "static inline SYMGEN_ALWAYS_INLINE"
     return f"""\
+#ifndef SYMGEN_SINCOS_{T.upper()}
+#define SYMGEN_SINCOS_{T.upper()}
 #include <stdint.h>
 #include <string.h>
+#ifndef SYMGEN_ALWAYS_INLINE
+#if defined(__GNUC__)
+#define SYMGEN_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define SYMGEN_ALWAYS_INLINE
+#endif
+#endif
 
 /* `b` where `take_b` is all ones, else `a`, its sign bit then exclusive-or'ed with `sign`:
  * bit operations, no branch (the quadrant of a random angle is unpredictable) */
-static inline {T} symgen_pick({T} a, {T} b, {t.bits} take_b, {t.bits} sign)
+{inline} {T} symgen_pick{f}({T} a, {T} b, {t.bits} take_b, {t.bits} sign)
 {{
     {t.bits} x, y;
     memcpy(&x, &a, sizeof x);
@@ -135,7 +157,7 @@ static inline {T} symgen_pick({T} a, {T} b, {t.bits} take_b, {t.bits} sign)
 /* sin(x) and cos(x) with one reduction: Cody & Waite's x - n*pi/2 (pi/2 = P1 + P2 + P3),
  * minimax polynomials on |r| <= pi/4, quadrant n mod 4 by swap and sign (symgen.backends.c99
  * .trig). libm for |x| >= {t.limit}, NaN, infinities and under -ffast-math. */
-static inline void symgen_sincos({T} x, {T} *s, {T} *c)
+{inline} void symgen_sincos{f}({T} x, {T} *s, {T} *c)
 {{
 #ifndef __FAST_MATH__
     if (fabs{f}(x) < {t.limit}) {{
@@ -148,8 +170,8 @@ static inline void symgen_sincos({T} x, {T} *s, {T} *c)
                                + z * z * ({_polynomial(t.cos_coefficients, "z", "w")}));
         const {t.bits} k = ({t.bits})({t.integer})n, one_bit = 1u;
         const {t.bits} swap = 0u - (k & one_bit);
-        *s = symgen_pick(sin_r, cos_r, swap, ((k >> 1) & one_bit) << {t.sign_shift});
-        *c = symgen_pick(cos_r, sin_r, swap, (((k + one_bit) >> 1) & one_bit) << {t.sign_shift});
+        *s = symgen_pick{f}(sin_r, cos_r, swap, ((k >> 1) & one_bit) << {sign});
+        *c = symgen_pick{f}(cos_r, sin_r, swap, (((k + one_bit) >> 1) & one_bit) << {sign});
         return;
     }}
 #endif
@@ -157,20 +179,21 @@ static inline void symgen_sincos({T} x, {T} *s, {T} *c)
     *c = cos{f}(x);
 }}
 
-static inline {T} symgen_sin({T} x)
+{inline} {T} symgen_sin{f}({T} x)
 {{
     {T} s, c;
-    symgen_sincos(x, &s, &c);
+    symgen_sincos{f}(x, &s, &c);
     return s;
 }}
 
-static inline {T} symgen_cos({T} x)
+{inline} {T} symgen_cos{f}({T} x)
 {{
     {T} s, c;
-    symgen_sincos(x, &s, &c);
+    symgen_sincos{f}(x, &s, &c);
     return c;
 }}
+#endif
 """
 
 
-__all__ = ["FUNCTIONS", "TRIG", "Trig", "source"]
+__all__ = ["FUNCTIONS", "TRIG", "Trig", "function_name", "source"]
