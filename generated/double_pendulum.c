@@ -3,12 +3,21 @@
 #include <math.h>
 #include "double_pendulum.h"
 
+#ifndef SYMGEN_SINCOS_DOUBLE
+#define SYMGEN_SINCOS_DOUBLE
 #include <stdint.h>
 #include <string.h>
+#ifndef SYMGEN_ALWAYS_INLINE
+#if defined(__GNUC__)
+#define SYMGEN_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define SYMGEN_ALWAYS_INLINE
+#endif
+#endif
 
 /* `b` where `take_b` is all ones, else `a`, its sign bit then exclusive-or'ed with `sign`:
  * bit operations, no branch (the quadrant of a random angle is unpredictable) */
-static inline double symgen_pick(double a, double b, uint64_t take_b, uint64_t sign)
+static inline SYMGEN_ALWAYS_INLINE double symgen_pick(double a, double b, uint64_t take_b, uint64_t sign)
 {
     uint64_t x, y;
     memcpy(&x, &a, sizeof x);
@@ -21,7 +30,7 @@ static inline double symgen_pick(double a, double b, uint64_t take_b, uint64_t s
 /* sin(x) and cos(x) with one reduction: Cody & Waite's x - n*pi/2 (pi/2 = P1 + P2 + P3),
  * minimax polynomials on |r| <= pi/4, quadrant n mod 4 by swap and sign (symgen.backends.c99
  * .trig). libm for |x| >= 1.0e5, NaN, infinities and under -ffast-math. */
-static inline void symgen_sincos(double x, double *s, double *c)
+static inline SYMGEN_ALWAYS_INLINE void symgen_sincos(double x, double *s, double *c)
 {
 #ifndef __FAST_MATH__
     if (fabs(x) < 1.0e5) {
@@ -43,19 +52,20 @@ static inline void symgen_sincos(double x, double *s, double *c)
     *c = cos(x);
 }
 
-static inline double symgen_sin(double x)
+static inline SYMGEN_ALWAYS_INLINE double symgen_sin(double x)
 {
     double s, c;
     symgen_sincos(x, &s, &c);
     return s;
 }
 
-static inline double symgen_cos(double x)
+static inline SYMGEN_ALWAYS_INLINE double symgen_cos(double x)
 {
     double s, c;
     symgen_sincos(x, &s, &c);
     return c;
 }
+#endif
 
 
 /* double_pendulum_forward_kinematics: 16 (4 add, 8 mul, 4 trig) */

@@ -1,8 +1,8 @@
 """Shared fixtures and the test tiers.
 
 The tests are grouped by what they check, one directory per tier; each test gets the marker
-of its tier, so that ``pytest -m unit`` (or ``kernels``, ``peers``, ``build``, ``docs``)
-runs one tier:
+of its tier, so that ``pytest -m unit`` (or ``kernels``, ``peers``, ``build``, ``embedded``,
+``docs``) runs one tier:
 
 - ``unit``: unit tests only, one piece at a time, in well under a minute: the model readers
   and validation, the IR, the spatial types, the joint table, the numpy reference's
@@ -13,6 +13,8 @@ runs one tier:
   collected when PyPI ``pin`` is missing);
 - ``build``: C emission, compilation, the numpy wrappers, SIMD batches, the command line,
   the fuzz run of the readers through ``generate`` and ``emit_c``;
+- ``embedded``: the kernels built bare-metal and run on qemu's Cortex-M4F and Cortex-M7, and
+  the firmware example (skipped without the Arm cross compiler, newlib or qemu);
 - ``docs``: the README, the docs' examples, the example scripts, lint, the benchmark smoke
   test.
 
@@ -28,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-TIERS = ("unit", "kernels", "peers", "build", "docs")
+TIERS = ("unit", "kernels", "peers", "build", "embedded", "docs")
 HAVE_PINOCCHIO = importlib.util.find_spec("pinocchio") is not None
 
 #: Without Pinocchio the peer tier is not collected (its modules import it).
