@@ -28,6 +28,7 @@ from symgen.apps.cli_report import (
 from symgen.apps.cli_simulate import simulate_command
 from symgen.apps.summary import describe
 from symgen.backends.c99.emit import emit_c
+from symgen.backends.microcontrollers import CORES, core
 from symgen.backends.real import REALS, real_type
 from symgen.build.compiler import compile_kernels
 from symgen.errors import SymgenError
@@ -485,14 +486,19 @@ def _prepare(model_path, floating_base, kernel_list, real, params, partition, fd
               help="Also write <prefix>_simd.h and <prefix>_simd.c: batch functions "
               "evaluating several states per vector instruction (compile with the CPU's "
               "flags, e.g. -march=native; on glibc x86-64 add -DSYMGEN_LIBMVEC -lmvec).")
+@click.option("--target", default="host", metavar="host|" + "|".join(CORES),
+              help="The processor the C is for (default host): with a microcontroller core, "
+              "prints its arm-none-eabi-gcc flags, and a note when its FPU does not compute "
+              "the --real type (double on a Cortex-M4 runs in software). The C is the same.")
 def generate_command(model_path, floating_base, kernel_list, real, params, prefix, partition,
-                     fd_method, frames, external_forces, out_dir, simd=False, locks=(),
-                     no_couplings=False, actuated=None, baumgarte=None,
+                     fd_method, frames, external_forces, out_dir, simd=False, target="host",
+                     locks=(), no_couplings=False, actuated=None, baumgarte=None,
                      independent=None, strict=False) -> None:
     """Generate the C kernels of MODEL into a directory: <prefix>.h (declarations,
     argument sizes, units and conventions) and <prefix>.c, and with --simd the vectorised
     batch functions. Files are written whole or not at all."""
     _check_prefix(prefix)
+    mcu = None if target == "host" else core(target)  # an unknown name fails before deriving
     ks = _prepare(model_path, floating_base, kernel_list, real, params, partition, fd_method,
                   frames, external_forces, locks, no_couplings, actuated, baumgarte,
                   independent, strict)
@@ -507,6 +513,12 @@ def generate_command(model_path, floating_base, kernel_list, real, params, prefi
     total = sum(c["total"] for c in ks.op_counts().values())
     click.echo(f"wrote {', '.join(str(p) for p in paths)} ({len(ks.programs)} kernels, "
                f"{total} operations)")
+    if mcu is not None:
+        note = mcu.note(real)
+        if note:
+            click.echo(note, err=True)
+        click.echo(f"build for the {mcu.name} with: arm-none-eabi-gcc {' '.join(mcu.flags)} "
+                   "-std=c99 -Os (enable the FPU before the first call: examples/embedded)")
 
 
 @main.command("verify")

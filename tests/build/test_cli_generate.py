@@ -143,3 +143,23 @@ def test_info_natural_shows_coordinates_constraints_and_count_check():
     result = run_split("info", str(EXAMPLES / "rssr.yaml"), "--natural")
     assert result.exit_code == 0, result.stderr
     assert "= 2 DOF" in result.stdout  # the crank's mobility and the coupler's idle spin
+
+
+def test_generate_for_a_microcontroller_warns_of_software_double(tmp_path):
+    out = str(tmp_path / "gen")
+    double = run_split("generate", PENDULUM, "-o", out, "--real", "double",
+                       "--target", "cortex-m4")
+    assert double.exit_code == 0, double.stderr
+    notes = [line for line in double.stderr.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and "software floating point" in notes[0]
+    assert "-mfpu=fpv4-sp-d16" in double.stdout  # the build flags
+    single = run_split("generate", PENDULUM, "-o", out, "--real", "float",
+                       "--target", "cortex-m4")
+    assert single.exit_code == 0 and "note:" not in single.stderr
+    seven = run_split("generate", PENDULUM, "-o", out, "--real", "double",
+                      "--target", "cortex-m7")
+    assert seven.exit_code == 0 and "note:" not in seven.stderr
+    unknown = run_split("generate", PENDULUM, "-o", out, "--target", "cortex-m9")
+    assert unknown.exit_code == 2
+    assert unknown.stderr.strip().splitlines() == [
+        "symgen: error: unknown target 'cortex-m9' (known: host, cortex-m4, cortex-m7)"]

@@ -23,16 +23,14 @@ from paths import EXAMPLES, ROOT
 
 import symgen
 from symgen.apps.verify.checks import check_compiled, consistent_states, random_states
+from symgen.backends import microcontrollers
 from symgen.build.compiler import compile_kernels
 
 FIRMWARE = ROOT / "examples" / "embedded"
-#: The cores, their compiler flags and the qemu board that has them.
-CORES = {
-    "m4": (["-mcpu=cortex-m4", "-mfpu=fpv4-sp-d16"], "mps2-an386"),
-    "m7": (["-mcpu=cortex-m7", "-mfpu=fpv5-d16"], "mps2-an500"),
-}
-FLAGS = ["-mthumb", "-mfloat-abi=hard", "-Os", "-std=c99", "-Wall", "-Wextra", "-Wpedantic",
-         "-Wconversion", "-Werror", "-ffunction-sections", "-fdata-sections"]
+#: The cores (their compiler flags and the qemu board that has them).
+CORES = {short: microcontrollers.core(f"cortex-{short}") for short in ("m4", "m7")}
+FLAGS = ["-Os", "-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror",
+         "-ffunction-sections", "-fdata-sections"]
 #: The runs: (core, real type).
 RUNS = [("m4", "float"), ("m7", "float"), ("m7", "double"), ("m4", "double")]
 STATES = 3
@@ -47,8 +45,8 @@ def missing_tools() -> str | None:
                           ("qemu-system-arm", "qemu-system-arm")):
         if shutil.which(tool) is None:
             return f"{tool} is not installed (Debian: apt install {package})"
-    libm = subprocess.run(["arm-none-eabi-gcc", *CORES["m4"][0], *FLAGS[:2],
-                           "-print-file-name=libm.a"], capture_output=True, text=True).stdout
+    libm = subprocess.run(["arm-none-eabi-gcc", *CORES["m4"].flags, "-print-file-name=libm.a"],
+                          capture_output=True, text=True).stdout
     if not Path(libm.strip()).is_file():
         return "newlib is not installed (Debian: apt install libnewlib-arm-none-eabi)"
     return None
@@ -105,7 +103,7 @@ def run_on_target(ks: symgen.KernelSet, states: dict[str, list[dict]], core: str
     work.mkdir(parents=True, exist_ok=True)
     symgen.write_c(ks, work, real=real, prefix="k")
     (work / "main.c").write_text(harness(ks, states, real))
-    cpu, machine = CORES[core]
+    cpu, machine = CORES[core].flags, CORES[core].qemu_machine
     sources = [work / "main.c", work / "k.c", FIRMWARE / "startup.c",
                FIRMWARE / "semihosting.c"]
     build = subprocess.run(
