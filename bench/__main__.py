@@ -9,7 +9,8 @@ Sections (each writes ``<results>/<section>.json``; the page is rendered from th
 ``kernel_speed`` (symgen vs Pinocchio C++, Pinocchio's own generated C, CasADi-generated
 Pinocchio, MuJoCo), ``generation``
 (symgen's generation time and per-kernel op counts), ``sympy_generation`` (generation speed vs
-sympy.physics.mechanics, with a PNG plot), ``embedded`` (Cortex-M4 size, stack, cycles),
+sympy.physics.mechanics, with a PNG plot), ``embedded`` (instructions, code and stack on
+emulated Cortex-M4F and M7 cores),
 ``batch`` (states/s of the SIMD batch against the scalar batch loop, through C and through the
 numpy wrapper), ``python_calls`` (single calls from Python, symgen vs Pinocchio's bindings),
 ``natural_accuracy`` (the natural-coordinate step on the closed-loop benchmark mechanisms over
@@ -58,7 +59,8 @@ MODES: dict[str, dict[str, Any]] = {
     "full": {"robots": ROBOTS, "chains": CHAINS, "states": 1000, "repeats": 7, "rounds": 5,
              "builds": ksp.BUILDS, "sympy_sizes": sgen.SYMPY_SIZES,
              "symgen_sizes": sgen.SYMGEN_SIZES, "timeout_s": sgen.TIMEOUT_S,
-             "generation_robots": generation.ROBOTS, "panda_runs": 3, "embedded": "panda",
+             "generation_robots": generation.ROBOTS, "panda_runs": 3,
+             "embedded": embedded.MODELS,
              "batch": {"robots": bt.ROBOTS, "targets": bt.TARGETS, "sizes": bt.SIZES,
                        "repeats": bt.REPEATS},
              "python_calls": {"robots": pyc.ROBOTS, "number": 20000, "repeat": 15},
@@ -67,7 +69,8 @@ MODES: dict[str, dict[str, Any]] = {
     "quick": {"robots": ROBOTS[:1], "chains": (2, 10), "states": 200, "repeats": 5, "rounds": 3,
               "builds": {"-O3": ["-O3"]}, "sympy_sizes": (1, 2, 4, 6),
               "symgen_sizes": (1, 2, 4, 6, 10, 20), "timeout_s": 120.0,
-              "generation_robots": generation.ROBOTS[:2], "panda_runs": 1, "embedded": "panda",
+              "generation_robots": generation.ROBOTS[:2], "panda_runs": 1,
+              "embedded": embedded.MODELS[1:],
               "batch": {"robots": ("panda",), "targets": bt.TARGETS, "sizes": (1_000, 10_000),
                         "repeats": {1_000: 11, 10_000: 5}},
               "python_calls": {"robots": pyc.ROBOTS[:2], "number": 2000, "repeat": 7},
@@ -77,7 +80,7 @@ MODES: dict[str, dict[str, Any]] = {
     "smoke": {"robots": (), "chains": (2,), "states": 50, "repeats": 3, "rounds": 2,
               "builds": {"-O3": ["-O3"]}, "sympy_sizes": (1, 2), "symgen_sizes": (1, 2),
               "timeout_s": 60.0, "generation_robots": generation.ROBOTS[1:2], "panda_runs": 1,
-              "embedded": "chain2",
+              "embedded": ("chain2",),
               "batch": {"robots": ("ur5",), "targets": ("portable",), "sizes": (100, 1_000),
                         "repeats": {100: 3, 1_000: 3}},
               "python_calls": {"robots": pyc.ROBOTS[:1], "number": 200, "repeat": 3},
@@ -183,10 +186,8 @@ def run_embedded(cfg: dict[str, Any], out: Path) -> None:
         log(f"embedded: skipped, {reason}")
         write_json(out, {"machine": machine_info(), "unavailable": reason})
         return
-    log("embedded build (Cortex-M4)")
-    name = cfg["embedded"]
-    res = embedded.run(name.capitalize() if not name.startswith("chain") else name,
-                       _model(name), log)
+    log("embedded: the kernels on qemu's Cortex-M4F and Cortex-M7")
+    res = embedded.run([(name, _model(name)) for name in cfg["embedded"]], log)
     res["machine"] = machine_info()
     write_json(out, res)
 

@@ -540,7 +540,7 @@ def render(res: Mapping[str, Any], png: str | None, command: str) -> str:
     if ks or gen:
         parts += ["", "## 4. Operation counts", "", ops_section(ks, gen)]
     if emb:
-        parts += ["", "## 5. Embedded: Cortex-M4", "",
+        parts += ["", "## 5. Embedded: Cortex-M4F and Cortex-M7, emulated", "",
                   f"Not measured: {emb['unavailable']}." if "unavailable" in emb
                   else embedded.section(emb)]
     if batch:
