@@ -188,32 +188,41 @@ static void put_words(const k_real *x, int n)
 """
 
 
-def harness(ks: symgen.KernelSet, names: Sequence[str], state: Mapping[str, Any],
+def harness(ks: symgen.KernelSet, names: Sequence[str], states: Sequence[Mapping[str, Any]],
             real: str) -> str:
-    """main(): each kernel once at ``state``, the stack painted before and scanned after it
-    (``stack <kernel> <bytes>`` printed), a marker call before and after; then every output
-    (``out <kernel> <output>: <hex words>``)."""
-    arrays, calls = [], []
+    """main(): each kernel once at each of ``states`` (kernel by kernel), the stack painted
+    before and scanned after each call (``stack <kernel> <state> <bytes>`` printed), a marker
+    call before and after it; then every output (``out <kernel> <state> <output>: <hex
+    words>``, :func:`read_outputs`)."""
+    arrays, calls, prints = [], [], []
     for name in names:
-        lines, args = input_arrays(ks, name, state, real, name)
-        arrays += lines
-        calls += [
-            "    READ_SP(sp);",
-            "    for (p = &__stack_bottom__; (uintptr_t)p < sp; ++p) *p = PAINT;",
-            "    symgen_bench_mark();",
-            f"    k_{name}({', '.join(args)});",
-            "    symgen_bench_mark();",
-            "    for (p = &__stack_bottom__; (uintptr_t)p < sp && *p == PAINT; ++p) {}",
-            f'    semihosting_write("stack {name} ");',
-            "    put_unsigned((uint32_t)(sp - (uintptr_t)p));",
-            '    semihosting_write("\\n");',
-        ]
-    for name in names:  # every output, as hexadecimal words (low word first)
-        for spec in ks[name].output_specs:
-            calls += [f'    semihosting_write("out {name} {spec.name}:");',
-                      f"    put_words({name}_{spec.name}, {spec.size});"]
+        for k, state in enumerate(states):
+            lines, args = input_arrays(ks, name, state, real, f"{name}_{k}")
+            arrays += lines
+            calls += [
+                "    READ_SP(sp);",
+                "    for (p = &__stack_bottom__; (uintptr_t)p < sp; ++p) *p = PAINT;",
+                "    symgen_bench_mark();",
+                f"    k_{name}({', '.join(args)});",
+                "    symgen_bench_mark();",
+                "    for (p = &__stack_bottom__; (uintptr_t)p < sp && *p == PAINT; ++p) {}",
+                f'    semihosting_write("stack {name} {k} ");',
+                "    put_unsigned((uint32_t)(sp - (uintptr_t)p));",
+                '    semihosting_write("\\n");',
+            ]
+            for spec in ks[name].output_specs:  # hexadecimal words, low word first
+                prints += [f'    semihosting_write("out {name} {k} {spec.name}:");',
+                           f"    put_words({name}_{k}_{spec.name}, {spec.size});"]
     return "\n".join([_HARNESS_HEAD, *arrays, "", "int main(void)", "{", "    uintptr_t sp;",
-                      "    uint32_t *p;", *calls, "    return 0;", "}", ""])
+                      "    uint32_t *p;", *calls, *prints, "    return 0;", "}", ""])
+
+
+def read_outputs(text: str, real: str) -> dict[tuple[str, int, str], np.ndarray]:
+    """The outputs :func:`harness` printed, by (kernel, state, output), bit for bit."""
+    dtype = np.float32 if real == "float" else np.float64
+    return {(m.group(1), int(m.group(2)), m.group(3)):
+            np.array([int(w, 16) for w in m.group(4).split()], dtype=np.uint32).view(dtype)
+            for m in re.finditer(r"out (\w+) (\d+) (\w+):([ 0-9a-f]*)", text)}
 
 
 def build_firmware(ks: symgen.KernelSet, main_source: str, core: Core, real: str,
@@ -346,15 +355,12 @@ def measure(ks: symgen.KernelSet, core: Core, real: str, names: Sequence[str],
     cycle estimate, code size, static stack, the measured stack, and the outputs' relative
     error against ``reference`` (the host's double build at ``state``: kernel → output →
     value; max|x − x_ref| / max(1, max|x_ref|), symgen.apps.verify's measure)."""
-    image = build_firmware(ks, harness(ks, names, state, real), core, real, work)
+    image = build_firmware(ks, harness(ks, names, [state], real), core, real, work)
     trace = work / "trace.log"
     output = run_qemu(core, image, trace)
     measured = {m.group(1): int(m.group(2))
-                for m in re.finditer(r"stack (\w+) (\d+)", output)}
-    dtype = np.float32 if real == "float" else np.float64
-    values = {(m.group(1), m.group(2)): np.array([int(w, 16) for w in m.group(3).split()],
-                                                 dtype=np.uint32).view(dtype)
-              for m in re.finditer(r"out (\w+) (\w+):([ 0-9a-f]*)", output)}
+                for m in re.finditer(r"stack (\w+) 0 (\d+)", output)}
+    values = read_outputs(output, real)
     counts = count_trace(trace, image, work, names)
     trace.unlink()
     sizes, stacks = symbols(image), static_stacks(work)
@@ -364,7 +370,7 @@ def measure(ks: symgen.KernelSet, core: Core, real: str, names: Sequence[str],
         if reference is not None:
             for spec in ks[name].output_specs:
                 want = np.asarray(reference[name][spec.name], float).reshape(-1)
-                error = max(error, relative_error(values[name, spec.name], want))
+                error = max(error, relative_error(values[name, 0, spec.name], want))
         rows.append({"kernel": name, **counts[name], "code": sizes[f"k_{name}"][1],
                      "stack": stacks[f"k_{name}"], "stack_measured": measured[name],
                      "error_vs_double": error})

@@ -41,10 +41,10 @@ static inline SYMGEN_ALWAYS_INLINE void symgen_sincos(double x, double *s, doubl
         const double half_z = 0.5 * z, one_half_z = 1.0 - half_z;
         const double cos_r = one_half_z + (((1.0 - one_half_z) - half_z)
                                + z * z * ((4.16666666666666019037e-02 + z * -1.38888888888741095749e-03) + w * ((2.48015872894767294178e-05 + z * -2.75573143513906633035e-07) + w * ((2.08757232129817482790e-09 + z * -1.13596475577881948265e-11)))));
-        const uint64_t k = (uint64_t)(int64_t)n, one_bit = 1u;
-        const uint64_t swap = 0u - (k & one_bit);
-        *s = symgen_pick(sin_r, cos_r, swap, ((k >> 1) & one_bit) << 63);
-        *c = symgen_pick(cos_r, sin_r, swap, (((k + one_bit) >> 1) & one_bit) << 63);
+        const uint32_t k = (uint32_t)(int32_t)n; /* |n| < 2^31 below the limit */
+        const uint64_t swap = (uint64_t)0u - (uint64_t)(k & 1u);
+        *s = symgen_pick(sin_r, cos_r, swap, (uint64_t)((k >> 1) & 1u) << 63);
+        *c = symgen_pick(cos_r, sin_r, swap, (uint64_t)(((k + 1u) >> 1) & 1u) << 63);
         return;
     }
 #endif

@@ -8,7 +8,8 @@ and the kernels' own sine and cosine instead of two different libms: IEEE arithm
 the same bits), and the host build is checked against the independent numpy reference
 within the documented float and double bounds (``symgen.apps.verify``). Inputs travel as
 hexadecimal float literals and outputs as hexadecimal words, so nothing is rounded on the
-way. Skipped, with the reason, without the cross compiler, newlib or qemu.
+way (the harness and the build are the embedded benchmark's: ``bench/embedded.py``).
+Skipped, with the reason, without the cross compiler, newlib or qemu.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 from paths import EXAMPLES, ROOT
 
 import symgen
+from bench import embedded
 from symgen.apps.verify.checks import check_compiled, consistent_states, random_states
 from symgen.backends import microcontrollers
 from symgen.build.compiler import compile_kernels
@@ -29,8 +31,6 @@ from symgen.build.compiler import compile_kernels
 FIRMWARE = ROOT / "examples" / "embedded"
 #: The cores (their compiler flags and the qemu board that has them).
 CORES = {short: microcontrollers.core(f"cortex-{short}") for short in ("m4", "m7")}
-FLAGS = ["-Os", "-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Werror",
-         "-ffunction-sections", "-fdata-sections"]
 #: The runs: (core, real type).
 RUNS = [("m4", "float"), ("m7", "float"), ("m7", "double"), ("m4", "double")]
 STATES = 3
@@ -39,103 +39,26 @@ PANDA_KERNELS = ["inverse_dynamics", "mass_matrix", "forward_dynamics", "mass_ma
 LOOP_KERNELS = ["forward_dynamics", "constrained_forward_dynamics"]
 
 
-def missing_tools() -> str | None:
-    """Why the emulated runs cannot happen here, or None."""
-    for tool, package in (("arm-none-eabi-gcc", "gcc-arm-none-eabi"),
-                          ("qemu-system-arm", "qemu-system-arm")):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed (Debian: apt install {package})"
-    libm = subprocess.run(["arm-none-eabi-gcc", *CORES["m4"].flags, "-print-file-name=libm.a"],
-                          capture_output=True, text=True).stdout
-    if not Path(libm.strip()).is_file():
-        return "newlib is not installed (Debian: apt install libnewlib-arm-none-eabi)"
-    return None
+pytestmark = pytest.mark.skipif(embedded.unavailable() is not None,
+                                reason=str(embedded.unavailable()))
 
 
-pytestmark = pytest.mark.skipif(missing_tools() is not None, reason=str(missing_tools()))
-
-
-def c_literal(value: float, real: str) -> str:
-    """``value`` as an exact C literal of ``real`` (hexadecimal)."""
-    text = float(np.float32(value)).hex() if real == "float" else float(value).hex()
-    return text + ("f" if real == "float" else "")
-
-
-def harness(ks: symgen.KernelSet, states: dict[str, list[dict]], real: str) -> str:
-    """The test's main(): each kernel on each of its states, every output printed as
-    ``<kernel> <state> <output>: <hex words>``."""
-    lines = ['#include <stdint.h>', '#include <string.h>', '#include "k.h"',
-             '#include "semihosting.h"', "",
-             "static void put_words(const k_real *x, int n)", "{",
-             '    static const char digits[] = "0123456789abcdef";',
-             "    char text[10];", "    int i, j, w;", "    for (i = 0; i < n; ++i) {",
-             "        uint32_t words[2] = {0u, 0u};",
-             "        memcpy(words, &x[i], sizeof x[i]);",
-             "        for (w = 0; w < (int)(sizeof x[i] / 4u); ++w) {  /* low word first */",
-             "            text[0] = ' ';",
-             "            for (j = 0; j < 8; ++j) {",
-             "                text[8 - j] = digits[(words[w] >> (4 * j)) & 0xFu];", "            }",
-             "            text[9] = '\\0';", "            semihosting_write(text);", "        }",
-             "    }", '    semihosting_write("\\n");', "}", "", "int main(void)", "{"]
-    body = []
-    for name, program in ks.programs.items():
-        for k, state in enumerate(states[name]):
-            args = []
-            for spec in program.inputs:
-                values = np.asarray(state[spec.name], float).reshape(-1)
-                lines.append(f"    static const k_real {name}_{k}_{spec.name}[{spec.size}] = "
-                             f"{{{', '.join(c_literal(x, real) for x in values)}}};")
-                args.append(f"{name}_{k}_{spec.name}")
-            for spec in program.output_specs:
-                lines.append(f"    static k_real {name}_{k}_{spec.name}[{spec.size}];")
-                args.append(f"{name}_{k}_{spec.name}")
-            body.append(f"    k_{name}({', '.join(args)});")
-            for spec in program.output_specs:
-                body.append(f'    semihosting_write("{name} {k} {spec.name}:");')
-                body.append(f"    put_words({name}_{k}_{spec.name}, {spec.size});")
-    return "\n".join(lines + body + ["    return 0;", "}", ""])
-
-
-def run_on_target(ks: symgen.KernelSet, states: dict[str, list[dict]], core: str, real: str,
+def run_on_target(ks: symgen.KernelSet, states: list[dict], core: str, real: str,
                   work: Path) -> dict[tuple[str, int, str], np.ndarray]:
     """Build the kernels and the harness for ``core`` and run them under qemu: every output,
-    by (kernel, state, output name)."""
-    work.mkdir(parents=True, exist_ok=True)
-    symgen.write_c(ks, work, real=real, prefix="k")
-    (work / "main.c").write_text(harness(ks, states, real))
-    cpu, machine = CORES[core].flags, CORES[core].qemu_machine
-    sources = [work / "main.c", work / "k.c", FIRMWARE / "startup.c",
-               FIRMWARE / "semihosting.c"]
-    build = subprocess.run(
-        ["arm-none-eabi-gcc", *cpu, *FLAGS, f"-I{FIRMWARE}", f"-I{work}", "-nostartfiles",
-         "-Wl,--gc-sections", "-T", str(FIRMWARE / "mps2.ld"), "-o", str(work / "k.elf"),
-         *map(str, sources), "-lm", "-lc", "-lgcc"], capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[-3000:]
-    symbols = subprocess.run(["arm-none-eabi-nm", str(work / "k.elf")], capture_output=True,
+    by (kernel, state, output name). No heap may be linked."""
+    image = embedded.build_firmware(ks, embedded.harness(ks, list(ks.programs), states, real),
+                                    CORES[core], real, work)
+    symbols = subprocess.run(["arm-none-eabi-nm", str(image)], capture_output=True,
                              text=True, check=True).stdout
     assert not any(s in symbols for s in (" malloc", " _sbrk", " free")), "a heap is linked"
-    done = subprocess.run(
-        ["qemu-system-arm", "-M", machine, "-nographic", "-monitor", "none", "-serial", "none",
-         "-icount", "shift=0", "-semihosting-config", "enable=on,target=native", "-kernel",
-         str(work / "k.elf")], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
-    dtype = np.float32 if real == "float" else np.float64
-    outputs = {}
-    # semihosting's console is qemu's standard error with target=native
-    for line in (done.stdout + done.stderr).splitlines():
-        if ":" not in line:
-            continue
-        label, words = line.split(":")
-        name, k, output = label.split()
-        raw = np.array([int(w, 16) for w in words.split()], dtype=np.uint32)
-        outputs[name, int(k), output] = raw.view(dtype)
-    return outputs
+    return embedded.read_outputs(embedded.run_qemu(CORES[core], image), real)
 
 
 def check_model(ks: symgen.KernelSet, tmp_path: Path) -> None:
     drawn = random_states(ks, STATES, seed=7)
     looped = consistent_states(ks, drawn) if ks.model.loop_joints else drawn
-    states = {name: (looped if ks.model.loop_joints else drawn) for name in ks.programs}
+    states = looped if ks.model.loop_joints else drawn
     host = {real: compile_kernels(ks, real, vectorize=None) for real in ("double", "float")}
     # the host builds against the independent reference (and float against double)
     failed = [c for c in check_compiled(host["double"], looped, host["float"]) if not c.ok]
@@ -144,7 +67,7 @@ def check_model(ks: symgen.KernelSet, tmp_path: Path) -> None:
         got = run_on_target(ks, states, core, real, tmp_path / f"{core}_{real}")
         for name, program in ks.programs.items():
             outputs = [s.name for s in program.output_specs]
-            for k, state in enumerate(states[name]):
+            for k, state in enumerate(states):
                 inputs = {s.name: state[s.name] for s in program.inputs}
                 if real == "float":
                     inputs = {n: np.asarray(np.asarray(x, float).astype(np.float32), float)

@@ -56,7 +56,8 @@ class Trig:
     - ``sin_coefficients``: S1… of ``sin r = r + r·z·(S1 + z·S2 + …)``, ``z = r²``;
     - ``cos_coefficients``: C1… of ``cos r = 1 − z/2 + z²·(C1 + z·C2 + …)`` (``1 − z/2``
       summed with its rounding error, as fdlibm does);
-    - ``integer``, ``bits``: the signed and unsigned integers of the type's width;
+    - ``bits``: the unsigned integer of the type's width (the quadrant ``n`` converts through
+      ``int32_t``, a single instruction on every target: ``|n|`` < 2^31 below ``limit``);
     - ``sign_shift``: the position of the sign bit in ``bits``.
     """
 
@@ -65,7 +66,6 @@ class Trig:
     pio2: tuple[str, str, str]
     sin_coefficients: tuple[str, ...]
     cos_coefficients: tuple[str, ...]
-    integer: str
     bits: str
     sign_shift: int
 
@@ -84,14 +84,14 @@ TRIG = {
         cos_coefficients=("4.16666666666666019037e-02", "-1.38888888888741095749e-03",
                           "2.48015872894767294178e-05", "-2.75573143513906633035e-07",
                           "2.08757232129817482790e-09", "-1.13596475577881948265e-11"),
-        integer="int64_t", bits="uint64_t", sign_shift=63),
+        bits="uint64_t", sign_shift=63),
     "float": Trig(
         limit="2048.0f", magic="0x1.8p23f",
         pio2=("1.5703125f", "4.837512969970703125e-4f", "7.54978995489188216e-8f"),
         sin_coefficients=("-1.6666654611e-1f", "8.3321608736e-3f", "-1.9515295891e-4f"),
         cos_coefficients=("4.166664568298827e-2f", "-1.388731625493765e-3f",
                           "2.443315711809948e-5f"),
-        integer="int32_t", bits="uint32_t", sign_shift=31),
+        bits="uint32_t", sign_shift=31),
 }
 
 
@@ -168,10 +168,10 @@ def source(real: str | RealType) -> str:
         const {T} half_z = {half} * z, one_half_z = {one} - half_z;
         const {T} cos_r = one_half_z + ((({one} - one_half_z) - half_z)
                                + z * z * ({_polynomial(t.cos_coefficients, "z", "w")}));
-        const {t.bits} k = ({t.bits})({t.integer})n, one_bit = 1u;
-        const {t.bits} swap = 0u - (k & one_bit);
-        *s = symgen_pick{f}(sin_r, cos_r, swap, ((k >> 1) & one_bit) << {sign});
-        *c = symgen_pick{f}(cos_r, sin_r, swap, (((k + one_bit) >> 1) & one_bit) << {sign});
+        const uint32_t k = (uint32_t)(int32_t)n; /* |n| < 2^31 below the limit */
+        const {t.bits} swap = ({t.bits})0u - ({t.bits})(k & 1u);
+        *s = symgen_pick{f}(sin_r, cos_r, swap, ({t.bits})((k >> 1) & 1u) << {sign});
+        *c = symgen_pick{f}(cos_r, sin_r, swap, ({t.bits})(((k + 1u) >> 1) & 1u) << {sign});
         return;
     }}
 #endif
