@@ -117,9 +117,13 @@ def test_cse_and_dce_preserve_values_and_never_add_operations(seed):
     assert op_counts(opt)["total"] <= op_counts(raw)["total"]
 
 
-def assert_reordered(raw, out, seed: int) -> set:
-    """``out`` holds ``raw``'s assignments in a topological order (every operand defined
-    before its use) and computes the same values bit for bit; its temporaries."""
+@pytest.mark.parametrize("seed", range(5))
+def test_schedule_is_a_depth_first_order_of_the_same_assignments(seed):
+    """Same assignments, every operand defined before its use, the same values bit for
+    bit, and post-order: the first output's temporary comes right after one of its
+    operands."""
+    raw = eliminate_dead_code(random_program(seed, size=120))
+    out = schedule(raw)
     assert sorted(map(str, out.assignments)) == sorted(map(str, raw.assignments))
     temporaries = {sym for sym, _ in out.assignments}
     defined: set = set()
@@ -128,17 +132,6 @@ def assert_reordered(raw, out, seed: int) -> set:
         defined.add(sym)
     q = np.random.default_rng(seed).uniform(0.5, 1.5, 3)
     assert list(evaluate(out, q=q)["out"]) == list(evaluate(raw, q=q)["out"])
-    return temporaries
-
-
-@pytest.mark.parametrize("seed", range(5))
-def test_schedule_is_a_depth_first_order_of_the_same_assignments(seed):
-    """Same assignments, every operand defined before its use, the same values bit for
-    bit, and post-order: the first output's temporary comes right after one of its
-    operands."""
-    raw = eliminate_dead_code(random_program(seed, size=120))
-    out = schedule(raw)
-    temporaries = assert_reordered(raw, out, seed)
     # post-order: the first output's temporary is preceded directly by its newest operand
     order = [sym for sym, _ in out.assignments]
     first = out.outputs[0][1][0]
@@ -189,7 +182,15 @@ def test_register_order_is_exact_and_keeps_fewer_values_live(seed):
     program built breadth-first (every chain advanced a step at a time) fewer values live
     than the builder's order."""
     raw = eliminate_dead_code(random_program(seed, size=120))
-    assert_reordered(raw, schedule_for_registers(raw), seed)
+    out = schedule_for_registers(raw)
+    assert sorted(map(str, out.assignments)) == sorted(map(str, raw.assignments))
+    temporaries = {sym for sym, _ in out.assignments}
+    defined: set = set()
+    for sym, expr in out.assignments:
+        assert all(s in defined for s in expr.symbols() & temporaries), sym
+        defined.add(sym)
+    q = np.random.default_rng(seed).uniform(0.5, 1.5, 3)
+    assert list(evaluate(out, q=q)["out"]) == list(evaluate(raw, q=q)["out"])
     b = ProgramBuilder("k")
     q = b.input("q", 6)
     chains = [q[i] for i in range(6)]
