@@ -5,7 +5,6 @@ a robot's generation is in tests/kernels/test_determinism.py)."""
 from __future__ import annotations
 
 import math
-from collections import Counter
 
 import numpy as np
 import pytest
@@ -13,13 +12,7 @@ import pytest
 from symgen.backends.c99.printer import CPrinter
 from symgen.ir.counts import count_ops, op_counts
 from symgen.ir.expr import ONE, ZERO, Num, Sym, cos, esum, extract_minus_sign, select, sin, sqrt
-from symgen.ir.optimize import (
-    cse,
-    eliminate_dead_code,
-    optimize,
-    schedule,
-    schedule_for_registers,
-)
+from symgen.ir.optimize import cse, eliminate_dead_code, optimize, schedule
 from symgen.ir.printer import PythonPrinter, evaluate
 from symgen.ir.program import ProgramBuilder
 
@@ -156,50 +149,6 @@ def test_schedule_computes_each_output_just_before_it_is_needed():
     b.output("out", 2, [y, x])
     order = [sym for sym, _ in schedule(b.build()).assignments]
     assert [sym in y_chain for sym in order] == [True] * 3 + [False] * 3
-
-
-def max_live(program) -> int:
-    """The most temporaries live at once in ``program``'s order (defined, a read ahead)."""
-    temporaries = {sym for sym, _ in program.assignments}
-    last = {}
-    for i, (_, expr) in enumerate(program.assignments):
-        for s in expr.symbols() & temporaries:
-            last[s] = i
-    for e in program.final_expressions():
-        for s in e.symbols() & temporaries:
-            last[s] = len(program.assignments)
-    live = worst = 0
-    ends = Counter(last.values())
-    for i, (sym, _) in enumerate(program.assignments):
-        live += (sym in last) - ends[i]
-        worst = max(worst, live)
-    return worst
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_register_order_is_exact_and_keeps_fewer_values_live(seed):
-    """The same assignments in a topological order, the same values bit for bit, and on a
-    program built breadth-first (every chain advanced a step at a time) fewer values live
-    than the builder's order."""
-    raw = eliminate_dead_code(random_program(seed, size=120))
-    out = schedule_for_registers(raw)
-    assert sorted(map(str, out.assignments)) == sorted(map(str, raw.assignments))
-    temporaries = {sym for sym, _ in out.assignments}
-    defined: set = set()
-    for sym, expr in out.assignments:
-        assert all(s in defined for s in expr.symbols() & temporaries), sym
-        defined.add(sym)
-    q = np.random.default_rng(seed).uniform(0.5, 1.5, 3)
-    assert list(evaluate(out, q=q)["out"]) == list(evaluate(raw, q=q)["out"])
-    b = ProgramBuilder("k")
-    q = b.input("q", 6)
-    chains = [q[i] for i in range(6)]
-    for step in range(4):  # breadth-first: six values live throughout
-        chains = [b.emit(c * c + float(step)) for c in chains]
-    ends = [b.emit(chains[i] * chains[i + 1] + 1.0) for i in range(0, 6, 2)]
-    b.output("out", 1, [ends[0] + ends[1] * ends[2]])
-    built = b.build()
-    assert max_live(schedule_for_registers(built)) < max_live(built)
 
 
 def test_cse_shares_a_product_inside_different_sums():
