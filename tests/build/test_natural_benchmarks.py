@@ -7,7 +7,8 @@ Bricard's linkage and the example models), with default ``NaturalOptions`` excep
   :func:`energy_bound`;
 - (b) the error decreases with h until a floor: err(h) ≤ 1.05 err(3h) (or 1.05 err(3.33h))
   down to the first step within :data:`FLOOR_BAND` of the smallest error (or below the
-  floor of :data:`FLOORS`), and stays within that band at the smaller steps;
+  floor of :data:`FLOORS`), and at the smaller steps stays within a rounding random walk's
+  spread of it (:func:`rounding_ceiling`);
 - (c) the 40-loop chain (n = 82) at h = 1 ms follows the crank tip over 20 s within the
   trapezoidal rule's phase errors (the issue's 1e-4 m: a known xfail for ``nc_step``);
 - (d) Andrews' squeezer at h = 1e-5: the trapezoidal step's error is second order (the
@@ -66,6 +67,25 @@ RATES = {"chain2": 6.5, "chain40": 6.5, "andrews": 1.5e3, "top": TOP["spin"], "b
 FLOORS = {"chain2": 1e-9, "chain40": 1e-9, "andrews": 1e-9, "top": 1e-9}
 #: Errors within this factor of the smallest one are at the floor (b).
 FLOOR_BAND = 2.0
+#: Ratio of the 99th to the 1st percentile of a random walk's largest excursion
+#: sup_{t≤1}|W_t| (0.505 and 2.807; its distribution: Feller, *An Introduction to
+#: Probability Theory and Its Applications* II, 2nd ed. 1971, §X.5, the two-sided
+#: reflection series). Below the floor the error is rounding accumulated over the run, one
+#: realisation of such a walk: statement orders that are equal in exact arithmetic give the
+#: chain40's errors 1.6e-8, 2.1e-8 and 5.3e-8 at h = 3e-5 and 3.5e-8, 6.7e-8 and 1.1e-7 at
+#: h = 1e-5 (the formulation's order, the register-reducing one and depth-first): a factor
+#: of 3.3 between realisations, which a band of 2 around the smallest one does not hold.
+ROUNDING_SPREAD = 5.56
+
+
+def rounding_ceiling(low: float, h_low: float, h: float) -> float:
+    """Largest error at step ``h`` < ``h_low`` of a run at the rounding floor, ``low`` the
+    error at ``h_low``: a random walk grows as the square root of its number of steps
+    (∝ 1/h), and one realisation differs from another by up to :data:`ROUNDING_SPREAD`.
+    Rounding growing as 1/h² (a step whose conditioning degrades as h shrinks) rises 11-fold
+    over one step of :data:`STEPS`, above the ceiling's 10.2; growth as 1/h (3.3-fold) is
+    within a realisation's spread over one step and is caught only over more."""
+    return ROUNDING_SPREAD * math.sqrt(h_low / h) * low
 
 
 def energy_bound(key: str, h: float, steps: int) -> float:
@@ -173,11 +193,11 @@ def test_error_decreases_with_the_step_until_a_floor(key):
         assert res["stable"], f"{key}, h = {h:g}: non-finite at t = {res['failed_at']:.6g} s"
         errors.append(res["error"])
     # the floor is the smallest error; a step is at the floor when its error is within
-    # FLOOR_BAND of it (rounding noise: a random walk, whose largest excursion over a run
-    # varies by a factor of about 2 from one run to the next). Down to the first step at
-    # the floor the error decreases (1.05: the truncation error's own wobble between
-    # neighbouring steps); from there on it stays at the floor (no rise as 1/h).
+    # FLOOR_BAND of it. Down to the first step at the floor the error decreases (1.05: the
+    # truncation error's own wobble between neighbouring steps); from there on it is
+    # rounding, within rounding_ceiling of the smallest error.
     low = min(errors)
+    h_low = STEPS[errors.index(low)]
     band = FLOOR_BAND * low
     first = next(i for i, e in enumerate(errors) if e <= max(band, FLOORS[key]))
     table = ", ".join(f"{h:g}: {e:.2e}" for h, e in zip(STEPS, errors, strict=True))
@@ -186,8 +206,10 @@ def test_error_decreases_with_the_step_until_a_floor(key):
         assert e2 <= 1.05 * e1 or e2 <= FLOORS[key], (
             f"{key}: error {e2:.2e} at h = {h2:g} > {e1:.2e} at h = {h1:g}; all: {table}")
     for h, e in zip(STEPS[first:], errors[first:], strict=True):
-        assert e <= max(band, FLOORS[key]), (
-            f"{key}: error {e:.2e} at h = {h:g} rises above the floor {low:.2e}: {table}")
+        ceiling = max(band, FLOORS[key], rounding_ceiling(low, h_low, h) if h < h_low else 0)
+        assert e <= ceiling, (
+            f"{key}: error {e:.2e} at h = {h:g} rises above the floor {low:.2e} "
+            f"(ceiling {ceiling:.2e}): {table}")
 
 
 # ------------------------------------------------------------------------- (c) the chain
