@@ -13,8 +13,10 @@ rows (the range-space method):
 
     q̈₀ = M⁻¹(τ − C),   Y = M⁻¹Gᵀ,   S = G Y,   S λ = −(Ġ q̇ + G q̈₀),   q̈ = q̈₀ + Y λ,
 
-S (m × m, m the independent rows) by a dense LDLᵀ: no factorization of the (nv + m)
-saddle-point matrix. One step of iterative refinement follows (Higham, *Accuracy and
+S (m × m, m the independent rows) by a dense LDLᵀ, or for m ≤ 2 by its adjugate (one
+division, forward stable at that size): no factorization of the (nv + m)
+saddle-point matrix. The LᵀDL solves multiply by the reciprocals of D, formed once for the
+m + 1 right-hand sides. One step of iterative refinement follows (Higham, *Accuracy and
 Stability of Numerical Algorithms*, 2002, ch. 12): Δλ = S⁻¹(−Ġq̇ − G q̈), q̈ += Y Δλ,
 λ += Δλ. Where M is stiff, q̈₀ is large and q̈ = q̈₀ + Yλ cancels: on the Delta robot's
 states q̈₀ reaches 3·10⁴ for q̈ ~ 10², and the refinement takes the error of q̈ from up to
@@ -78,7 +80,7 @@ def forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
     none, :mod:`.element_forces`)."""
     if forces is not None:
         tau = [b.emit(t + f) for t, f in zip(tau, forces, strict=True)]
-    a0, factors, parent = factored_forward_dynamics(b, tree, v, tau, f_ext)  # M⁻¹(τ − C)
+    a0, factors, parent, inverse_d = factored_forward_dynamics(b, tree, v, tau, f_ext)
     g_all = jacobian(b, tree, rows)
     gamma_all = bias(b, tree, v, rows)
     g = [g_all[i] for i in keep]
@@ -89,13 +91,23 @@ def forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
         gamma = [b.emit(gi + 2.0 * alpha * esum([x * vj for x, vj in zip(row, v, strict=True)])
                         + beta * beta * phi_all[i])
                  for gi, row, i in zip(gamma, g, keep, strict=True)]
-    y = [ltdl_solve(b, factors, parent, row) for row in g]  # columns of M⁻¹Gᵀ
+    y = [ltdl_solve(b, factors, parent, row, inverse_d) for row in g]  # columns of M⁻¹Gᵀ
     m = len(g)
     s = [[b.emit(esum([x * yj for x, yj in zip(g[i], y[j], strict=True)])) for j in range(i + 1)]
-         for i in range(m)]  # lower triangle of S = G M⁻¹Gᵀ, which dense.ldlt reads
+         for i in range(m)]  # lower triangle of S = G M⁻¹Gᵀ
     if not m:
         return a0, []
-    schur = dense.ldlt(b, s)
+    if m <= dense.ADJUGATE_MAX:  # S⁻¹ explicitly: one division, each solve a product
+        s_inv = dense.adjugate_inverse(b, s)
+
+        def schur_solve(r: list[Expr]) -> list[Expr]:
+            return [b.emit(esum([x * rj for x, rj in zip(row, r, strict=True)]))
+                    for row in s_inv]
+    else:
+        schur = dense.ldlt(b, s)
+
+        def schur_solve(r: list[Expr]) -> list[Expr]:
+            return dense.solve(b, schur, r)
 
     def correct(a_in: list[Expr], lam_in: list[Expr]) -> tuple[list[Expr], list[Expr]]:
         """λ += S⁻¹(−Ġq̇ − G q̈), q̈ += Y Δλ: the multipliers that close the constraint
@@ -103,7 +115,7 @@ def forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
         residual = [b.emit(-(gamma[i] + esum([x * aj for x, aj in zip(g[i], a_in,
                                                                         strict=True)])))
                     for i in range(m)]
-        dlam = dense.solve(b, schur, residual)
+        dlam = schur_solve(residual)
         a_out = [b.emit(a_in[d] + esum([y[k][d] * dlam[k] for k in range(m)]))
                  for d in range(tree.nv)]
         return a_out, [b.emit(x + dx) for x, dx in zip(lam_in, dlam, strict=True)]

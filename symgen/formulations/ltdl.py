@@ -172,15 +172,18 @@ def factored_forward_dynamics(
     v: Sequence[Expr],
     tau: Sequence[Expr],
     f_ext: Sequence[Expr] | None = None,
-) -> tuple[list[Expr], list[list[Expr]], list[int]]:
-    """(θ̈, the LᵀDL factors of 𝓜, the DOF parents) of :func:`forward_dynamics`, for a
-    caller that solves more right-hand sides with the same 𝓜."""
+) -> tuple[list[Expr], list[list[Expr]], list[int], list[Expr]]:
+    """(θ̈, the LᵀDL factors of 𝓜, the DOF parents, 1/Dᵢ) of :func:`forward_dynamics`, for
+    a caller that solves more right-hand sides with the same 𝓜. The solve multiplies by
+    the reciprocals 1/Dᵢ that the factorization forms anyway: no division waits for the
+    right-hand side, which arrives last (the bias forces)."""
     bias = inverse_dynamics(b, tree, v, None, f_ext)  # 𝒞 = T at θ̈ = 0 (Jain 2009, eq. 3)
     M = mass_matrix(b, tree)  # 𝓜 = HφMφ*H*
     parent = dof_parents(tree)
     H = ltdl(b, M, parent)
+    inverse_d = [b.emit(1 / H[k][k]) for k in range(len(H))]
     rhs = [b.emit(t - c) for t, c in zip(tau, bias, strict=True)]
-    return ltdl_solve(b, H, parent, rhs), H, parent
+    return ltdl_solve(b, H, parent, rhs, inverse_d), H, parent, inverse_d
 
 
 def mass_matrix_inverse(b: ProgramBuilder, tree: SymbolicTree) -> list[list[Expr]]:
