@@ -154,18 +154,6 @@ void symgen_bench_mark(void)
     __asm__ volatile("" ::: "memory");
 }
 
-static void put_unsigned(uint32_t x)
-{
-    char text[12];
-    int i = 11;
-    text[i] = '\\0';
-    do {
-        text[--i] = (char)('0' + x % 10u);
-        x /= 10u;
-    } while (x != 0u);
-    semihosting_write(text + i);
-}
-
 static void put_words(const k_real *x, int n)
 {
     static const char digits[] = "0123456789abcdef";
@@ -207,7 +195,7 @@ def harness(ks: symgen.KernelSet, names: Sequence[str], states: Sequence[Mapping
                 "    symgen_bench_mark();",
                 "    for (p = &__stack_bottom__; (uintptr_t)p < sp && *p == PAINT; ++p) {}",
                 f'    semihosting_write("stack {name} {k} ");',
-                "    put_unsigned((uint32_t)(sp - (uintptr_t)p));",
+                "    semihosting_write_unsigned((uint32_t)(sp - (uintptr_t)p));",
                 '    semihosting_write("\\n");',
             ]
             for spec in ks[name].output_specs:  # hexadecimal words, low word first

@@ -79,18 +79,6 @@ static uint32_t ticks(void)
 }
 
 /* ------------------------------------------------------------------ output */
-static void print_unsigned(uint32_t x)
-{
-    char text[11];
-    int i = 10;
-    text[i] = '\0';
-    do {
-        text[--i] = (char)('0' + x % 10u);
-        x /= 10u;
-    } while (x != 0u);
-    semihosting_write(text + i);
-}
-
 /* x in scientific notation with 7 significant digits (plain arithmetic, no printf). */
 static void print_real(double x)
 {
@@ -148,9 +136,9 @@ static void print_cost(const char *name, uint32_t start, uint32_t end, uint32_t 
 {
     semihosting_write(name);
     semihosting_write(": ");
-    print_unsigned((start - end) & 0xFFFFFFu);
+    semihosting_write_unsigned((start - end) & 0xFFFFFFu);
     semihosting_write(" SysTick ticks, ");
-    print_unsigned(stack);
+    semihosting_write_unsigned(stack);
     semihosting_write(" bytes of stack\n");
 }
 

@@ -19,6 +19,18 @@ void semihosting_write(const char *text)
     semihosting_call(SYS_WRITE0, text);
 }
 
+void semihosting_write_unsigned(uint32_t x)
+{
+    char text[11]; /* 4294967295 and the terminator */
+    int i = 10;
+    text[i] = '\0';
+    do {
+        text[--i] = (char)('0' + x % 10u);
+        x /= 10u;
+    } while (x != 0u);
+    semihosting_write(text + i);
+}
+
 void semihosting_exit(int failed)
 {
     /* on 32-bit targets SYS_EXIT takes the reason itself, not a pointer to it */

@@ -9,8 +9,13 @@
 #ifndef SEMIHOSTING_H
 #define SEMIHOSTING_H
 
+#include <stdint.h>
+
 /* Write the zero-terminated `text` to the host's console. */
 void semihosting_write(const char *text);
+
+/* Write `x` in decimal (no printf). */
+void semihosting_write_unsigned(uint32_t x);
 
 /* Stop the program; qemu exits with status 0 when `failed` is 0, else 1. */
 void semihosting_exit(int failed);

@@ -72,8 +72,8 @@ FLOOR_BAND = 2.0
 #: Probability Theory and Its Applications* II, 2nd ed. 1971, §X.5, the two-sided
 #: reflection series). Below the floor the error is rounding accumulated over the run, one
 #: realisation of such a walk: statement orders that are equal in exact arithmetic give the
-#: chain40's errors 1.6e-8, 2.1e-8 and 5.3e-8 at h = 3e-5 and 3.5e-8, 6.7e-8 and 1.1e-7 at
-#: h = 1e-5 (the formulation's order, the register-reducing one and depth-first): a factor
+#: chain40's errors (h = 3e-5, h = 1e-5) of (5.3e-8, 3.5e-8) in the formulation's order,
+#: (1.6e-8, 1.1e-7) in the register-reducing one and (2.1e-8, 6.7e-8) depth-first: a factor
 #: of 3.3 between realisations, which a band of 2 around the smallest one does not hold.
 ROUNDING_SPREAD = 5.56
 
