@@ -34,7 +34,7 @@ static inline SYMGEN_ALWAYS_INLINE void symgen_sincos(double x, double *s, doubl
 {
 #ifndef __FAST_MATH__
     if (fabs(x) < 1.0e5) {
-        const double n = (x * 6.36619772367581382433e-01 + 0x1.8p52) - 0x1.8p52;
+        const double shifted = x * 6.36619772367581382433e-01 + 0x1.8p52, n = shifted - 0x1.8p52;
         const double r = ((x - n * 1.57079632673412561417e+00) - n * 6.07710050630396597660e-11) - n * 2.02226624879595063154e-21;
         const double z = r * r, w = z * z;
         const double sin_r = r + r * z * ((-1.66666666666666324348e-01 + z * 8.33333333332248946124e-03) + w * ((-1.98412698298579493134e-04 + z * 2.75573137070700676789e-06) + w * ((-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10))));
@@ -65,6 +65,53 @@ static inline SYMGEN_ALWAYS_INLINE double symgen_cos(double x)
     symgen_sincos(x, &s, &c);
     return c;
 }
+
+/* symgen_sincos of two angles at once, the same operations in the two lanes of a vector
+ * (bit for bit the same results, in half the instructions); libm, out of line, where an
+ * angle is out of range */
+#if defined(__GNUC__) && !defined(__FAST_MATH__) && (defined(__SSE2__) || defined(__aarch64__))
+typedef double symgen_vector2 __attribute__((vector_size(2 * sizeof(double))));
+typedef uint64_t symgen_vector2_bits __attribute__((vector_size(2 * sizeof(double))));
+static void __attribute__((noinline, cold)) symgen_sincos2_apart(double x0, double x1, double *s0,
+                                                                double *c0, double *s1, double *c1)
+{
+    symgen_sincos(x0, s0, c0);
+    symgen_sincos(x1, s1, c1);
+}
+static inline SYMGEN_ALWAYS_INLINE void symgen_sincos2(double x0, double x1, double *s0, double *c0, double *s1, double *c1)
+{
+    const symgen_vector2 x = {x0, x1};
+    const symgen_vector2 shifted = x * 6.36619772367581382433e-01 + 0x1.8p52, n = shifted - 0x1.8p52;
+    const symgen_vector2 r = ((x - n * 1.57079632673412561417e+00) - n * 6.07710050630396597660e-11) - n * 2.02226624879595063154e-21;
+    const symgen_vector2 z = r * r, w = z * z;
+    const symgen_vector2 sin_r = r + r * z * ((-1.66666666666666324348e-01 + z * 8.33333333332248946124e-03) + w * ((-1.98412698298579493134e-04 + z * 2.75573137070700676789e-06) + w * ((-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10))));
+    const symgen_vector2 half_z = 0.5 * z, one_half_z = 1.0 - half_z;
+    const symgen_vector2 cos_r = one_half_z + (((1.0 - one_half_z) - half_z)
+                           + z * z * ((4.16666666666666019037e-02 + z * -1.38888888888741095749e-03) + w * ((2.48015872894767294178e-05 + z * -2.75573143513906633035e-07) + w * ((2.08757232129817482790e-09 + z * -1.13596475577881948265e-11)))));
+    /* n mod 4 is in the last significand bits of `shifted` (defined for any x: the range
+     * check follows, so that no branch splits the polynomials from their uses); the swap
+     * and the signs of symgen_pick, on the vector's bits */
+    const symgen_vector2_bits k = (symgen_vector2_bits)shifted, none = {0u, 0u};
+    const symgen_vector2_bits swap = none - (k & 1u), sin_bits = (symgen_vector2_bits)sin_r;
+    const symgen_vector2_bits cos_bits = (symgen_vector2_bits)cos_r;
+    const symgen_vector2 s = (symgen_vector2)(((sin_bits & ~swap) | (cos_bits & swap))
+                                 ^ (((k >> 1) & 1u) << 63));
+    const symgen_vector2 c = (symgen_vector2)(((cos_bits & ~swap) | (sin_bits & swap))
+                                 ^ ((((k + 1u) >> 1) & 1u) << 63));
+    *s0 = s[0];
+    *c0 = c[0];
+    *s1 = s[1];
+    *c1 = c[1];
+    if (!(fabs(x0) < 1.0e5 && fabs(x1) < 1.0e5))
+        symgen_sincos2_apart(x0, x1, s0, c0, s1, c1);
+}
+#else
+static inline SYMGEN_ALWAYS_INLINE void symgen_sincos2(double x0, double x1, double *s0, double *c0, double *s1, double *c1)
+{
+    symgen_sincos(x0, s0, c0);
+    symgen_sincos(x1, s1, c1);
+}
+#endif
 #endif
 
 
@@ -72,10 +119,8 @@ static inline SYMGEN_ALWAYS_INLINE double symgen_cos(double x)
 void double_pendulum_forward_kinematics(const double_pendulum_real q[2], const double_pendulum_real params[1], double_pendulum_real poses[36])
 {
     (void)params;
-    const double_pendulum_real t0 = symgen_cos(q[0]);
-    const double_pendulum_real t1 = symgen_sin(q[0]);
-    const double_pendulum_real t2 = symgen_cos(q[1]);
-    const double_pendulum_real t3 = symgen_sin(q[1]);
+    double_pendulum_real t1, t0, t3, t2;
+    symgen_sincos2(q[0], q[1], &t1, &t0, &t3, &t2);
     const double_pendulum_real t4 = t0*t2 - t1*t3;
     const double_pendulum_real t5 = t0*t3 + t1*t2;
     const double_pendulum_real t6 = 0.5*t1;
@@ -132,10 +177,8 @@ void double_pendulum_forward_kinematics_batch(size_t count, const double_pendulu
 void double_pendulum_frame_jacobian_tip(const double_pendulum_real q[2], const double_pendulum_real params[1], double_pendulum_real J[12])
 {
     (void)params;
-    const double_pendulum_real t0 = symgen_cos(q[0]);
-    const double_pendulum_real t1 = symgen_sin(q[0]);
-    const double_pendulum_real t2 = symgen_cos(q[1]);
-    const double_pendulum_real t3 = symgen_sin(q[1]);
+    double_pendulum_real t1, t0, t3, t2;
+    symgen_sincos2(q[0], q[1], &t1, &t0, &t3, &t2);
     const double_pendulum_real t4 = t0*t2 - t1*t3;
     const double_pendulum_real t5 = t0*t3 + t1*t2;
     const double_pendulum_real t6 = 0.5*t1;
@@ -170,10 +213,8 @@ void double_pendulum_frame_jacobian_tip_batch(size_t count, const double_pendulu
 void double_pendulum_frame_jacobian_dot_v_tip(const double_pendulum_real q[2], const double_pendulum_real v[2], const double_pendulum_real params[1], double_pendulum_real Jdot_v[6])
 {
     (void)params;
-    const double_pendulum_real t0 = symgen_cos(q[0]);
-    const double_pendulum_real t1 = symgen_sin(q[0]);
-    const double_pendulum_real t2 = symgen_cos(q[1]);
-    const double_pendulum_real t3 = symgen_sin(q[1]);
+    double_pendulum_real t1, t0, t3, t2;
+    symgen_sincos2(q[0], q[1], &t1, &t0, &t3, &t2);
     const double_pendulum_real t4 = 0.5*v[0];
     const double_pendulum_real t5 = t2*t4;
     const double_pendulum_real t6 = t3*t4;
@@ -206,12 +247,10 @@ void double_pendulum_frame_jacobian_dot_v_tip_batch(size_t count, const double_p
 /* double_pendulum_inverse_dynamics: 58 (21 add, 31 mul, 2 div, 4 trig) */
 void double_pendulum_inverse_dynamics(const double_pendulum_real q[2], const double_pendulum_real v[2], const double_pendulum_real a[2], const double_pendulum_real params[1], double_pendulum_real tau[2])
 {
-    const double_pendulum_real t0 = symgen_cos(q[0]);
+    double_pendulum_real t2, t0, t5, t4;
+    symgen_sincos2(q[0], q[1], &t2, &t0, &t5, &t4);
     const double_pendulum_real t1 = 9.81*t0;
-    const double_pendulum_real t2 = symgen_sin(q[0]);
     const double_pendulum_real t3 = 9.81*t2;
-    const double_pendulum_real t4 = symgen_cos(q[1]);
-    const double_pendulum_real t5 = symgen_sin(q[1]);
     const double_pendulum_real t6 = params[0] + 1.0;
     const double_pendulum_real t7 = 0.5*params[0] + 0.25;
     const double_pendulum_real t8 = -t7/t6;
@@ -284,12 +323,10 @@ void double_pendulum_mass_matrix_batch(size_t count, const double_pendulum_real 
 /* double_pendulum_bias_forces: 42 (13 add, 24 mul, 1 div, 4 trig) */
 void double_pendulum_bias_forces(const double_pendulum_real q[2], const double_pendulum_real v[2], const double_pendulum_real params[1], double_pendulum_real tau[2])
 {
-    const double_pendulum_real t0 = symgen_cos(q[0]);
+    double_pendulum_real t2, t0, t5, t4;
+    symgen_sincos2(q[0], q[1], &t2, &t0, &t5, &t4);
     const double_pendulum_real t1 = 9.81*t0;
-    const double_pendulum_real t2 = symgen_sin(q[0]);
     const double_pendulum_real t3 = 9.81*t2;
-    const double_pendulum_real t4 = symgen_cos(q[1]);
-    const double_pendulum_real t5 = symgen_sin(q[1]);
     const double_pendulum_real t6 = params[0] + 1.0;
     const double_pendulum_real t7 = (-0.5*params[0] - 0.25)/t6;
     const double_pendulum_real t8 = t6*t7;
@@ -328,12 +365,10 @@ void double_pendulum_bias_forces_batch(size_t count, const double_pendulum_real 
 /* double_pendulum_gravity_forces: 27 (7 add, 15 mul, 1 div, 4 trig) */
 void double_pendulum_gravity_forces(const double_pendulum_real q[2], const double_pendulum_real params[1], double_pendulum_real tau[2])
 {
-    const double_pendulum_real t0 = symgen_cos(q[0]);
+    double_pendulum_real t2, t0, t5, t4;
+    symgen_sincos2(q[0], q[1], &t2, &t0, &t5, &t4);
     const double_pendulum_real t1 = 9.81*t0;
-    const double_pendulum_real t2 = symgen_sin(q[0]);
     const double_pendulum_real t3 = 9.81*t2;
-    const double_pendulum_real t4 = symgen_cos(q[1]);
-    const double_pendulum_real t5 = symgen_sin(q[1]);
     const double_pendulum_real t6 = params[0] + 1.0;
     const double_pendulum_real t7 = (-0.5*params[0] - 0.25)/t6;
     const double_pendulum_real t8 = t6*t7;
@@ -361,12 +396,10 @@ void double_pendulum_gravity_forces_batch(size_t count, const double_pendulum_re
 /* double_pendulum_forward_dynamics: 70 (25 add, 37 mul, 4 div, 4 trig) */
 void double_pendulum_forward_dynamics(const double_pendulum_real q[2], const double_pendulum_real v[2], const double_pendulum_real tau[2], const double_pendulum_real params[1], double_pendulum_real a[2])
 {
-    const double_pendulum_real t0 = symgen_cos(q[0]);
+    double_pendulum_real t2, t0, t5, t4;
+    symgen_sincos2(q[0], q[1], &t2, &t0, &t5, &t4);
     const double_pendulum_real t1 = 9.81*t0;
-    const double_pendulum_real t2 = symgen_sin(q[0]);
     const double_pendulum_real t3 = 9.81*t2;
-    const double_pendulum_real t4 = symgen_cos(q[1]);
-    const double_pendulum_real t5 = symgen_sin(q[1]);
     const double_pendulum_real t6 = params[0] + 1.0;
     const double_pendulum_real t7 = 0.5*params[0] + 0.25;
     const double_pendulum_real t8 = -t7/t6;
@@ -458,10 +491,8 @@ void double_pendulum_mass_matrix_inverse_batch(size_t count, const double_pendul
 /* double_pendulum_energy: 47 (14 add, 27 mul, 2 div, 4 trig) */
 void double_pendulum_energy(const double_pendulum_real q[2], const double_pendulum_real v[2], const double_pendulum_real params[1], double_pendulum_real energy[3])
 {
-    const double_pendulum_real t0 = symgen_cos(q[0]);
-    const double_pendulum_real t1 = symgen_sin(q[0]);
-    const double_pendulum_real t2 = symgen_cos(q[1]);
-    const double_pendulum_real t3 = symgen_sin(q[1]);
+    double_pendulum_real t1, t0, t3, t2;
+    symgen_sincos2(q[0], q[1], &t1, &t0, &t3, &t2);
     const double_pendulum_real t4 = t0*t2 - t1*t3;
     const double_pendulum_real t5 = params[0] + 1.0;
     const double_pendulum_real t6 = 0.5*params[0] + 0.25;

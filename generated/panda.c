@@ -34,7 +34,7 @@ static inline SYMGEN_ALWAYS_INLINE void symgen_sincos(double x, double *s, doubl
 {
 #ifndef __FAST_MATH__
     if (fabs(x) < 1.0e5) {
-        const double n = (x * 6.36619772367581382433e-01 + 0x1.8p52) - 0x1.8p52;
+        const double shifted = x * 6.36619772367581382433e-01 + 0x1.8p52, n = shifted - 0x1.8p52;
         const double r = ((x - n * 1.57079632673412561417e+00) - n * 6.07710050630396597660e-11) - n * 2.02226624879595063154e-21;
         const double z = r * r, w = z * z;
         const double sin_r = r + r * z * ((-1.66666666666666324348e-01 + z * 8.33333333332248946124e-03) + w * ((-1.98412698298579493134e-04 + z * 2.75573137070700676789e-06) + w * ((-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10))));
@@ -65,24 +65,65 @@ static inline SYMGEN_ALWAYS_INLINE double symgen_cos(double x)
     symgen_sincos(x, &s, &c);
     return c;
 }
+
+/* symgen_sincos of two angles at once, the same operations in the two lanes of a vector
+ * (bit for bit the same results, in half the instructions); libm, out of line, where an
+ * angle is out of range */
+#if defined(__GNUC__) && !defined(__FAST_MATH__) && (defined(__SSE2__) || defined(__aarch64__))
+typedef double symgen_vector2 __attribute__((vector_size(2 * sizeof(double))));
+typedef uint64_t symgen_vector2_bits __attribute__((vector_size(2 * sizeof(double))));
+static void __attribute__((noinline, cold)) symgen_sincos2_apart(double x0, double x1, double *s0,
+                                                                double *c0, double *s1, double *c1)
+{
+    symgen_sincos(x0, s0, c0);
+    symgen_sincos(x1, s1, c1);
+}
+static inline SYMGEN_ALWAYS_INLINE void symgen_sincos2(double x0, double x1, double *s0, double *c0, double *s1, double *c1)
+{
+    const symgen_vector2 x = {x0, x1};
+    const symgen_vector2 shifted = x * 6.36619772367581382433e-01 + 0x1.8p52, n = shifted - 0x1.8p52;
+    const symgen_vector2 r = ((x - n * 1.57079632673412561417e+00) - n * 6.07710050630396597660e-11) - n * 2.02226624879595063154e-21;
+    const symgen_vector2 z = r * r, w = z * z;
+    const symgen_vector2 sin_r = r + r * z * ((-1.66666666666666324348e-01 + z * 8.33333333332248946124e-03) + w * ((-1.98412698298579493134e-04 + z * 2.75573137070700676789e-06) + w * ((-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10))));
+    const symgen_vector2 half_z = 0.5 * z, one_half_z = 1.0 - half_z;
+    const symgen_vector2 cos_r = one_half_z + (((1.0 - one_half_z) - half_z)
+                           + z * z * ((4.16666666666666019037e-02 + z * -1.38888888888741095749e-03) + w * ((2.48015872894767294178e-05 + z * -2.75573143513906633035e-07) + w * ((2.08757232129817482790e-09 + z * -1.13596475577881948265e-11)))));
+    /* n mod 4 is in the last significand bits of `shifted` (defined for any x: the range
+     * check follows, so that no branch splits the polynomials from their uses); the swap
+     * and the signs of symgen_pick, on the vector's bits */
+    const symgen_vector2_bits k = (symgen_vector2_bits)shifted, none = {0u, 0u};
+    const symgen_vector2_bits swap = none - (k & 1u), sin_bits = (symgen_vector2_bits)sin_r;
+    const symgen_vector2_bits cos_bits = (symgen_vector2_bits)cos_r;
+    const symgen_vector2 s = (symgen_vector2)(((sin_bits & ~swap) | (cos_bits & swap))
+                                 ^ (((k >> 1) & 1u) << 63));
+    const symgen_vector2 c = (symgen_vector2)(((cos_bits & ~swap) | (sin_bits & swap))
+                                 ^ ((((k + 1u) >> 1) & 1u) << 63));
+    *s0 = s[0];
+    *c0 = c[0];
+    *s1 = s[1];
+    *c1 = c[1];
+    if (!(fabs(x0) < 1.0e5 && fabs(x1) < 1.0e5))
+        symgen_sincos2_apart(x0, x1, s0, c0, s1, c1);
+}
+#else
+static inline SYMGEN_ALWAYS_INLINE void symgen_sincos2(double x0, double x1, double *s0, double *c0, double *s1, double *c1)
+{
+    symgen_sincos(x0, s0, c0);
+    symgen_sincos(x1, s1, c1);
+}
+#endif
 #endif
 
 
 /* panda_forward_kinematics: 194 (71 add, 109 mul, 14 trig) */
 void panda_forward_kinematics(const panda_real q[8], panda_real poses[144])
 {
-    const panda_real t0 = symgen_cos(q[0]);
-    const panda_real t1 = symgen_sin(q[0]);
-    const panda_real t2 = symgen_cos(q[1]);
-    const panda_real t3 = symgen_sin(q[1]);
-    const panda_real t4 = symgen_cos(q[2]);
-    const panda_real t5 = symgen_sin(q[2]);
-    const panda_real t6 = symgen_cos(q[3]);
-    const panda_real t7 = symgen_sin(q[3]);
-    const panda_real t8 = symgen_cos(q[4]);
-    const panda_real t9 = symgen_sin(q[4]);
-    const panda_real t10 = symgen_cos(q[5]);
-    const panda_real t11 = symgen_sin(q[5]);
+    panda_real t1, t0, t3, t2;
+    symgen_sincos2(q[0], q[1], &t1, &t0, &t3, &t2);
+    panda_real t5, t4, t7, t6;
+    symgen_sincos2(q[2], q[3], &t5, &t4, &t7, &t6);
+    panda_real t9, t8, t11, t10;
+    symgen_sincos2(q[4], q[5], &t9, &t8, &t11, &t10);
     const panda_real t12 = symgen_cos(q[6]);
     const panda_real t13 = symgen_sin(q[6]);
     const panda_real t14 = 0.7071067811865475*q[7];
@@ -314,18 +355,12 @@ void panda_forward_kinematics_batch(size_t count, const panda_real *q, panda_rea
 /* panda_frame_jacobian_panda_hand_tcp: 181 (67 add, 102 mul, 12 trig) */
 void panda_frame_jacobian_panda_hand_tcp(const panda_real q[8], panda_real J[48])
 {
-    const panda_real t0 = symgen_cos(q[0]);
-    const panda_real t1 = symgen_sin(q[0]);
-    const panda_real t2 = symgen_cos(q[1]);
-    const panda_real t3 = symgen_sin(q[1]);
-    const panda_real t4 = symgen_cos(q[2]);
-    const panda_real t5 = symgen_sin(q[2]);
-    const panda_real t6 = symgen_cos(q[3]);
-    const panda_real t7 = symgen_sin(q[3]);
-    const panda_real t8 = symgen_cos(q[4]);
-    const panda_real t9 = symgen_sin(q[4]);
-    const panda_real t10 = symgen_cos(q[5]);
-    const panda_real t11 = symgen_sin(q[5]);
+    panda_real t1, t0, t3, t2;
+    symgen_sincos2(q[0], q[1], &t1, &t0, &t3, &t2);
+    panda_real t5, t4, t7, t6;
+    symgen_sincos2(q[2], q[3], &t5, &t4, &t7, &t6);
+    panda_real t9, t8, t11, t10;
+    symgen_sincos2(q[4], q[5], &t9, &t8, &t11, &t10);
     const panda_real t12 = t0*t2;
     const panda_real t13 = t0*t3;
     const panda_real t14 = t1*t2;
@@ -461,18 +496,12 @@ void panda_frame_jacobian_panda_hand_tcp_batch(size_t count, const panda_real *q
 /* panda_frame_jacobian_dot_v_panda_hand_tcp: 390 (139 add, 237 mul, 14 trig) */
 void panda_frame_jacobian_dot_v_panda_hand_tcp(const panda_real q[8], const panda_real v[8], panda_real Jdot_v[6])
 {
-    const panda_real t0 = symgen_cos(q[0]);
-    const panda_real t1 = symgen_sin(q[0]);
-    const panda_real t2 = symgen_cos(q[1]);
-    const panda_real t3 = symgen_sin(q[1]);
-    const panda_real t4 = symgen_cos(q[2]);
-    const panda_real t5 = symgen_sin(q[2]);
-    const panda_real t6 = symgen_cos(q[3]);
-    const panda_real t7 = symgen_sin(q[3]);
-    const panda_real t8 = symgen_cos(q[4]);
-    const panda_real t9 = symgen_sin(q[4]);
-    const panda_real t10 = symgen_cos(q[5]);
-    const panda_real t11 = symgen_sin(q[5]);
+    panda_real t1, t0, t3, t2;
+    symgen_sincos2(q[0], q[1], &t1, &t0, &t3, &t2);
+    panda_real t5, t4, t7, t6;
+    symgen_sincos2(q[2], q[3], &t5, &t4, &t7, &t6);
+    panda_real t9, t8, t11, t10;
+    symgen_sincos2(q[4], q[5], &t9, &t8, &t11, &t10);
     const panda_real t12 = symgen_cos(q[6]);
     const panda_real t13 = symgen_sin(q[6]);
     const panda_real t14 = t3*v[0];
@@ -661,18 +690,12 @@ void panda_frame_jacobian_dot_v_panda_hand_tcp_batch(size_t count, const panda_r
 /* panda_inverse_dynamics: 1077 (480 add, 585 mul, 12 trig) */
 void panda_inverse_dynamics(const panda_real q[8], const panda_real v[8], const panda_real a[8], panda_real tau[8])
 {
-    const panda_real t0 = symgen_cos(q[1]);
-    const panda_real t1 = symgen_sin(q[1]);
-    const panda_real t2 = symgen_cos(q[2]);
-    const panda_real t3 = symgen_sin(q[2]);
-    const panda_real t4 = symgen_cos(q[3]);
-    const panda_real t5 = symgen_sin(q[3]);
-    const panda_real t6 = symgen_cos(q[4]);
-    const panda_real t7 = symgen_sin(q[4]);
-    const panda_real t8 = symgen_cos(q[5]);
-    const panda_real t9 = symgen_sin(q[5]);
-    const panda_real t10 = symgen_cos(q[6]);
-    const panda_real t11 = symgen_sin(q[6]);
+    panda_real t1, t0, t3, t2;
+    symgen_sincos2(q[1], q[2], &t1, &t0, &t3, &t2);
+    panda_real t5, t4, t7, t6;
+    symgen_sincos2(q[3], q[4], &t5, &t4, &t7, &t6);
+    panda_real t9, t8, t11, t10;
+    symgen_sincos2(q[5], q[6], &t9, &t8, &t11, &t10);
     const panda_real t12 = 0.7071067811865475*q[7];
     const panda_real t13 = 0.7071067811865476*q[7];
     const panda_real t14 = t1*v[0];
@@ -1037,18 +1060,12 @@ void panda_inverse_dynamics_batch(size_t count, const panda_real *q, const panda
 /* panda_mass_matrix: 601 (270 add, 319 mul, 12 trig) */
 void panda_mass_matrix(const panda_real q[8], panda_real M[64])
 {
-    const panda_real t0 = symgen_cos(q[1]);
-    const panda_real t1 = symgen_sin(q[1]);
-    const panda_real t2 = symgen_cos(q[2]);
-    const panda_real t3 = symgen_sin(q[2]);
-    const panda_real t4 = symgen_cos(q[3]);
-    const panda_real t5 = symgen_sin(q[3]);
-    const panda_real t6 = symgen_cos(q[4]);
-    const panda_real t7 = symgen_sin(q[4]);
-    const panda_real t8 = symgen_cos(q[5]);
-    const panda_real t9 = symgen_sin(q[5]);
-    const panda_real t10 = symgen_cos(q[6]);
-    const panda_real t11 = symgen_sin(q[6]);
+    panda_real t1, t0, t3, t2;
+    symgen_sincos2(q[1], q[2], &t1, &t0, &t3, &t2);
+    panda_real t5, t4, t7, t6;
+    symgen_sincos2(q[3], q[4], &t5, &t4, &t7, &t6);
+    panda_real t9, t8, t11, t10;
+    symgen_sincos2(q[5], q[6], &t9, &t8, &t11, &t10);
     const panda_real t12 = 0.7071067811865475*q[7];
     const panda_real t13 = 0.7071067811865476*q[7];
     const panda_real t14 = 0.015*t12;
@@ -1413,18 +1430,12 @@ void panda_mass_matrix_batch(size_t count, const panda_real *q, panda_real *M)
 /* panda_bias_forces: 1052 (464 add, 576 mul, 12 trig) */
 void panda_bias_forces(const panda_real q[8], const panda_real v[8], panda_real tau[8])
 {
-    const panda_real t0 = symgen_cos(q[1]);
-    const panda_real t1 = symgen_sin(q[1]);
-    const panda_real t2 = symgen_cos(q[2]);
-    const panda_real t3 = symgen_sin(q[2]);
-    const panda_real t4 = symgen_cos(q[3]);
-    const panda_real t5 = symgen_sin(q[3]);
-    const panda_real t6 = symgen_cos(q[4]);
-    const panda_real t7 = symgen_sin(q[4]);
-    const panda_real t8 = symgen_cos(q[5]);
-    const panda_real t9 = symgen_sin(q[5]);
-    const panda_real t10 = symgen_cos(q[6]);
-    const panda_real t11 = symgen_sin(q[6]);
+    panda_real t1, t0, t3, t2;
+    symgen_sincos2(q[1], q[2], &t1, &t0, &t3, &t2);
+    panda_real t5, t4, t7, t6;
+    symgen_sincos2(q[3], q[4], &t5, &t4, &t7, &t6);
+    panda_real t9, t8, t11, t10;
+    symgen_sincos2(q[5], q[6], &t9, &t8, &t11, &t10);
     const panda_real t12 = 0.7071067811865475*q[7];
     const panda_real t13 = 0.7071067811865476*q[7];
     const panda_real t14 = t1*v[0];
@@ -1775,18 +1786,12 @@ void panda_bias_forces_batch(size_t count, const panda_real *q, const panda_real
 /* panda_gravity_forces: 255 (102 add, 141 mul, 12 trig) */
 void panda_gravity_forces(const panda_real q[8], panda_real tau[8])
 {
-    const panda_real t0 = symgen_cos(q[1]);
-    const panda_real t1 = symgen_sin(q[1]);
-    const panda_real t2 = symgen_cos(q[2]);
-    const panda_real t3 = symgen_sin(q[2]);
-    const panda_real t4 = symgen_cos(q[3]);
-    const panda_real t5 = symgen_sin(q[3]);
-    const panda_real t6 = symgen_cos(q[4]);
-    const panda_real t7 = symgen_sin(q[4]);
-    const panda_real t8 = symgen_cos(q[5]);
-    const panda_real t9 = symgen_sin(q[5]);
-    const panda_real t10 = symgen_cos(q[6]);
-    const panda_real t11 = symgen_sin(q[6]);
+    panda_real t1, t0, t3, t2;
+    symgen_sincos2(q[1], q[2], &t1, &t0, &t3, &t2);
+    panda_real t5, t4, t7, t6;
+    symgen_sincos2(q[3], q[4], &t5, &t4, &t7, &t6);
+    panda_real t9, t8, t11, t10;
+    symgen_sincos2(q[5], q[6], &t9, &t8, &t11, &t10);
     const panda_real t12 = 0.7071067811865475*q[7];
     const panda_real t13 = 0.7071067811865476*q[7];
     const panda_real t14 = 9.81*t1;
@@ -1936,18 +1941,12 @@ void panda_gravity_forces_batch(size_t count, const panda_real *q, panda_real *t
 /* panda_forward_dynamics: 1951 (873 add, 1059 mul, 7 div, 12 trig) */
 void panda_forward_dynamics(const panda_real q[8], const panda_real v[8], const panda_real tau[8], panda_real a[8])
 {
-    const panda_real t0 = symgen_cos(q[1]);
-    const panda_real t1 = symgen_sin(q[1]);
-    const panda_real t2 = symgen_cos(q[2]);
-    const panda_real t3 = symgen_sin(q[2]);
-    const panda_real t4 = symgen_cos(q[3]);
-    const panda_real t5 = symgen_sin(q[3]);
-    const panda_real t6 = symgen_cos(q[4]);
-    const panda_real t7 = symgen_sin(q[4]);
-    const panda_real t8 = symgen_cos(q[5]);
-    const panda_real t9 = symgen_sin(q[5]);
-    const panda_real t10 = symgen_cos(q[6]);
-    const panda_real t11 = symgen_sin(q[6]);
+    panda_real t1, t0, t3, t2;
+    symgen_sincos2(q[1], q[2], &t1, &t0, &t3, &t2);
+    panda_real t5, t4, t7, t6;
+    symgen_sincos2(q[3], q[4], &t5, &t4, &t7, &t6);
+    panda_real t9, t8, t11, t10;
+    symgen_sincos2(q[5], q[6], &t9, &t8, &t11, &t10);
     const panda_real t12 = 0.7071067811865475*q[7];
     const panda_real t13 = 0.7071067811865476*q[7];
     const panda_real t14 = t1*v[0];
@@ -2764,18 +2763,12 @@ void panda_forward_dynamics_batch(size_t count, const panda_real *q, const panda
 /* panda_mass_matrix_inverse: 1086 (481 add, 586 mul, 7 div, 12 trig) */
 void panda_mass_matrix_inverse(const panda_real q[8], panda_real Minv[64])
 {
-    const panda_real t0 = symgen_cos(q[1]);
-    const panda_real t1 = symgen_sin(q[1]);
-    const panda_real t2 = symgen_cos(q[2]);
-    const panda_real t3 = symgen_sin(q[2]);
-    const panda_real t4 = symgen_cos(q[3]);
-    const panda_real t5 = symgen_sin(q[3]);
-    const panda_real t6 = symgen_cos(q[4]);
-    const panda_real t7 = symgen_sin(q[4]);
-    const panda_real t8 = symgen_cos(q[5]);
-    const panda_real t9 = symgen_sin(q[5]);
-    const panda_real t10 = symgen_cos(q[6]);
-    const panda_real t11 = symgen_sin(q[6]);
+    panda_real t1, t0, t3, t2;
+    symgen_sincos2(q[1], q[2], &t1, &t0, &t3, &t2);
+    panda_real t5, t4, t7, t6;
+    symgen_sincos2(q[3], q[4], &t5, &t4, &t7, &t6);
+    panda_real t9, t8, t11, t10;
+    symgen_sincos2(q[5], q[6], &t9, &t8, &t11, &t10);
     const panda_real t12 = 0.7071067811865475*q[7];
     const panda_real t13 = 0.7071067811865476*q[7];
     const panda_real t14 = 0.015*t12;
@@ -3328,18 +3321,12 @@ void panda_mass_matrix_inverse_batch(size_t count, const panda_real *q, panda_re
 /* panda_energy: 554 (232 add, 310 mul, 12 trig) */
 void panda_energy(const panda_real q[8], const panda_real v[8], panda_real energy[3])
 {
-    const panda_real t0 = symgen_cos(q[1]);
-    const panda_real t1 = symgen_sin(q[1]);
-    const panda_real t2 = symgen_cos(q[2]);
-    const panda_real t3 = symgen_sin(q[2]);
-    const panda_real t4 = symgen_cos(q[3]);
-    const panda_real t5 = symgen_sin(q[3]);
-    const panda_real t6 = symgen_cos(q[4]);
-    const panda_real t7 = symgen_sin(q[4]);
-    const panda_real t8 = symgen_cos(q[5]);
-    const panda_real t9 = symgen_sin(q[5]);
-    const panda_real t10 = symgen_cos(q[6]);
-    const panda_real t11 = symgen_sin(q[6]);
+    panda_real t1, t0, t3, t2;
+    symgen_sincos2(q[1], q[2], &t1, &t0, &t3, &t2);
+    panda_real t5, t4, t7, t6;
+    symgen_sincos2(q[3], q[4], &t5, &t4, &t7, &t6);
+    panda_real t9, t8, t11, t10;
+    symgen_sincos2(q[5], q[6], &t9, &t8, &t11, &t10);
     const panda_real t12 = 0.7071067811865475*q[7];
     const panda_real t13 = 0.7071067811865476*q[7];
     const panda_real t14 = t1*v[0];

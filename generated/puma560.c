@@ -34,7 +34,7 @@ static inline SYMGEN_ALWAYS_INLINE void symgen_sincos(double x, double *s, doubl
 {
 #ifndef __FAST_MATH__
     if (fabs(x) < 1.0e5) {
-        const double n = (x * 6.36619772367581382433e-01 + 0x1.8p52) - 0x1.8p52;
+        const double shifted = x * 6.36619772367581382433e-01 + 0x1.8p52, n = shifted - 0x1.8p52;
         const double r = ((x - n * 1.57079632673412561417e+00) - n * 6.07710050630396597660e-11) - n * 2.02226624879595063154e-21;
         const double z = r * r, w = z * z;
         const double sin_r = r + r * z * ((-1.66666666666666324348e-01 + z * 8.33333333332248946124e-03) + w * ((-1.98412698298579493134e-04 + z * 2.75573137070700676789e-06) + w * ((-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10))));
@@ -65,24 +65,65 @@ static inline SYMGEN_ALWAYS_INLINE double symgen_cos(double x)
     symgen_sincos(x, &s, &c);
     return c;
 }
+
+/* symgen_sincos of two angles at once, the same operations in the two lanes of a vector
+ * (bit for bit the same results, in half the instructions); libm, out of line, where an
+ * angle is out of range */
+#if defined(__GNUC__) && !defined(__FAST_MATH__) && (defined(__SSE2__) || defined(__aarch64__))
+typedef double symgen_vector2 __attribute__((vector_size(2 * sizeof(double))));
+typedef uint64_t symgen_vector2_bits __attribute__((vector_size(2 * sizeof(double))));
+static void __attribute__((noinline, cold)) symgen_sincos2_apart(double x0, double x1, double *s0,
+                                                                double *c0, double *s1, double *c1)
+{
+    symgen_sincos(x0, s0, c0);
+    symgen_sincos(x1, s1, c1);
+}
+static inline SYMGEN_ALWAYS_INLINE void symgen_sincos2(double x0, double x1, double *s0, double *c0, double *s1, double *c1)
+{
+    const symgen_vector2 x = {x0, x1};
+    const symgen_vector2 shifted = x * 6.36619772367581382433e-01 + 0x1.8p52, n = shifted - 0x1.8p52;
+    const symgen_vector2 r = ((x - n * 1.57079632673412561417e+00) - n * 6.07710050630396597660e-11) - n * 2.02226624879595063154e-21;
+    const symgen_vector2 z = r * r, w = z * z;
+    const symgen_vector2 sin_r = r + r * z * ((-1.66666666666666324348e-01 + z * 8.33333333332248946124e-03) + w * ((-1.98412698298579493134e-04 + z * 2.75573137070700676789e-06) + w * ((-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10))));
+    const symgen_vector2 half_z = 0.5 * z, one_half_z = 1.0 - half_z;
+    const symgen_vector2 cos_r = one_half_z + (((1.0 - one_half_z) - half_z)
+                           + z * z * ((4.16666666666666019037e-02 + z * -1.38888888888741095749e-03) + w * ((2.48015872894767294178e-05 + z * -2.75573143513906633035e-07) + w * ((2.08757232129817482790e-09 + z * -1.13596475577881948265e-11)))));
+    /* n mod 4 is in the last significand bits of `shifted` (defined for any x: the range
+     * check follows, so that no branch splits the polynomials from their uses); the swap
+     * and the signs of symgen_pick, on the vector's bits */
+    const symgen_vector2_bits k = (symgen_vector2_bits)shifted, none = {0u, 0u};
+    const symgen_vector2_bits swap = none - (k & 1u), sin_bits = (symgen_vector2_bits)sin_r;
+    const symgen_vector2_bits cos_bits = (symgen_vector2_bits)cos_r;
+    const symgen_vector2 s = (symgen_vector2)(((sin_bits & ~swap) | (cos_bits & swap))
+                                 ^ (((k >> 1) & 1u) << 63));
+    const symgen_vector2 c = (symgen_vector2)(((cos_bits & ~swap) | (sin_bits & swap))
+                                 ^ ((((k + 1u) >> 1) & 1u) << 63));
+    *s0 = s[0];
+    *c0 = c[0];
+    *s1 = s[1];
+    *c1 = c[1];
+    if (!(fabs(x0) < 1.0e5 && fabs(x1) < 1.0e5))
+        symgen_sincos2_apart(x0, x1, s0, c0, s1, c1);
+}
+#else
+static inline SYMGEN_ALWAYS_INLINE void symgen_sincos2(double x0, double x1, double *s0, double *c0, double *s1, double *c1)
+{
+    symgen_sincos(x0, s0, c0);
+    symgen_sincos(x1, s1, c1);
+}
+#endif
 #endif
 
 
 /* puma560_forward_kinematics: 103 (30 add, 61 mul, 12 trig) */
 void puma560_forward_kinematics(const puma560_real q[6], puma560_real poses[84])
 {
-    const puma560_real t0 = symgen_cos(q[0]);
-    const puma560_real t1 = symgen_sin(q[0]);
-    const puma560_real t2 = symgen_cos(q[1]);
-    const puma560_real t3 = symgen_sin(q[1]);
-    const puma560_real t4 = symgen_cos(q[2]);
-    const puma560_real t5 = symgen_sin(q[2]);
-    const puma560_real t6 = symgen_cos(q[3]);
-    const puma560_real t7 = symgen_sin(q[3]);
-    const puma560_real t8 = symgen_cos(q[4]);
-    const puma560_real t9 = symgen_sin(q[4]);
-    const puma560_real t10 = symgen_cos(q[5]);
-    const puma560_real t11 = symgen_sin(q[5]);
+    puma560_real t1, t0, t3, t2;
+    symgen_sincos2(q[0], q[1], &t1, &t0, &t3, &t2);
+    puma560_real t5, t4, t7, t6;
+    symgen_sincos2(q[2], q[3], &t5, &t4, &t7, &t6);
+    puma560_real t9, t8, t11, t10;
+    symgen_sincos2(q[4], q[5], &t9, &t8, &t11, &t10);
     const puma560_real t12 = t0*t2;
     const puma560_real t13 = t0*t3;
     const puma560_real t14 = t1*t2;
@@ -217,14 +258,10 @@ void puma560_forward_kinematics_batch(size_t count, const puma560_real *q, puma5
 /* puma560_frame_jacobian_flange: 99 (32 add, 57 mul, 10 trig) */
 void puma560_frame_jacobian_flange(const puma560_real q[6], puma560_real J[36])
 {
-    const puma560_real t0 = symgen_cos(q[0]);
-    const puma560_real t1 = symgen_sin(q[0]);
-    const puma560_real t2 = symgen_cos(q[1]);
-    const puma560_real t3 = symgen_sin(q[1]);
-    const puma560_real t4 = symgen_cos(q[2]);
-    const puma560_real t5 = symgen_sin(q[2]);
-    const puma560_real t6 = symgen_cos(q[3]);
-    const puma560_real t7 = symgen_sin(q[3]);
+    puma560_real t1, t0, t3, t2;
+    symgen_sincos2(q[0], q[1], &t1, &t0, &t3, &t2);
+    puma560_real t5, t4, t7, t6;
+    symgen_sincos2(q[2], q[3], &t5, &t4, &t7, &t6);
     const puma560_real t8 = symgen_cos(q[4]);
     const puma560_real t9 = symgen_sin(q[4]);
     const puma560_real t10 = t0*t2;
@@ -319,18 +356,12 @@ void puma560_frame_jacobian_flange_batch(size_t count, const puma560_real *q, pu
 /* puma560_frame_jacobian_dot_v_flange: 271 (95 add, 164 mul, 12 trig) */
 void puma560_frame_jacobian_dot_v_flange(const puma560_real q[6], const puma560_real v[6], puma560_real Jdot_v[6])
 {
-    const puma560_real t0 = symgen_cos(q[0]);
-    const puma560_real t1 = symgen_sin(q[0]);
-    const puma560_real t2 = symgen_cos(q[1]);
-    const puma560_real t3 = symgen_sin(q[1]);
-    const puma560_real t4 = symgen_cos(q[2]);
-    const puma560_real t5 = symgen_sin(q[2]);
-    const puma560_real t6 = symgen_cos(q[3]);
-    const puma560_real t7 = symgen_sin(q[3]);
-    const puma560_real t8 = symgen_cos(q[4]);
-    const puma560_real t9 = symgen_sin(q[4]);
-    const puma560_real t10 = symgen_cos(q[5]);
-    const puma560_real t11 = symgen_sin(q[5]);
+    puma560_real t1, t0, t3, t2;
+    symgen_sincos2(q[0], q[1], &t1, &t0, &t3, &t2);
+    puma560_real t5, t4, t7, t6;
+    symgen_sincos2(q[2], q[3], &t5, &t4, &t7, &t6);
+    puma560_real t9, t8, t11, t10;
+    symgen_sincos2(q[4], q[5], &t9, &t8, &t11, &t10);
     const puma560_real t12 = t3*v[0];
     const puma560_real t13 = t2*v[0];
     const puma560_real t14 = t13*v[1];
@@ -468,14 +499,10 @@ void puma560_frame_jacobian_dot_v_flange_batch(size_t count, const puma560_real 
 /* puma560_inverse_dynamics: 527 (220 add, 297 mul, 10 trig) */
 void puma560_inverse_dynamics(const puma560_real q[6], const puma560_real v[6], const puma560_real a[6], puma560_real tau[6])
 {
-    const puma560_real t0 = symgen_cos(q[1]);
-    const puma560_real t1 = symgen_sin(q[1]);
-    const puma560_real t2 = symgen_cos(q[2]);
-    const puma560_real t3 = symgen_sin(q[2]);
-    const puma560_real t4 = symgen_cos(q[3]);
-    const puma560_real t5 = symgen_sin(q[3]);
-    const puma560_real t6 = symgen_cos(q[4]);
-    const puma560_real t7 = symgen_sin(q[4]);
+    puma560_real t1, t0, t3, t2;
+    symgen_sincos2(q[1], q[2], &t1, &t0, &t3, &t2);
+    puma560_real t5, t4, t7, t6;
+    symgen_sincos2(q[3], q[4], &t5, &t4, &t7, &t6);
     const puma560_real t8 = symgen_cos(q[5]);
     const puma560_real t9 = symgen_sin(q[5]);
     const puma560_real t10 = t1*v[0];
@@ -700,14 +727,10 @@ void puma560_inverse_dynamics_batch(size_t count, const puma560_real *q, const p
 /* puma560_mass_matrix: 233 (99 add, 124 mul, 10 trig) */
 void puma560_mass_matrix(const puma560_real q[6], puma560_real M[36])
 {
-    const puma560_real t0 = symgen_cos(q[1]);
-    const puma560_real t1 = symgen_sin(q[1]);
-    const puma560_real t2 = symgen_cos(q[2]);
-    const puma560_real t3 = symgen_sin(q[2]);
-    const puma560_real t4 = symgen_cos(q[3]);
-    const puma560_real t5 = symgen_sin(q[3]);
-    const puma560_real t6 = symgen_cos(q[4]);
-    const puma560_real t7 = symgen_sin(q[4]);
+    puma560_real t1, t0, t3, t2;
+    symgen_sincos2(q[1], q[2], &t1, &t0, &t3, &t2);
+    puma560_real t5, t4, t7, t6;
+    symgen_sincos2(q[3], q[4], &t5, &t4, &t7, &t6);
     const puma560_real t8 = symgen_cos(q[5]);
     const puma560_real t9 = symgen_sin(q[5]);
     const puma560_real t10 = 0.00024216*t8;
@@ -869,14 +892,10 @@ void puma560_mass_matrix_batch(size_t count, const puma560_real *q, puma560_real
 /* puma560_bias_forces: 497 (203 add, 284 mul, 10 trig) */
 void puma560_bias_forces(const puma560_real q[6], const puma560_real v[6], puma560_real tau[6])
 {
-    const puma560_real t0 = symgen_cos(q[1]);
-    const puma560_real t1 = symgen_sin(q[1]);
-    const puma560_real t2 = symgen_cos(q[2]);
-    const puma560_real t3 = symgen_sin(q[2]);
-    const puma560_real t4 = symgen_cos(q[3]);
-    const puma560_real t5 = symgen_sin(q[3]);
-    const puma560_real t6 = symgen_cos(q[4]);
-    const puma560_real t7 = symgen_sin(q[4]);
+    puma560_real t1, t0, t3, t2;
+    symgen_sincos2(q[1], q[2], &t1, &t0, &t3, &t2);
+    puma560_real t5, t4, t7, t6;
+    symgen_sincos2(q[3], q[4], &t5, &t4, &t7, &t6);
     const puma560_real t8 = symgen_cos(q[5]);
     const puma560_real t9 = symgen_sin(q[5]);
     const puma560_real t10 = t1*v[0];
@@ -1090,14 +1109,10 @@ void puma560_bias_forces_batch(size_t count, const puma560_real *q, const puma56
 /* puma560_gravity_forces: 131 (45 add, 76 mul, 10 trig) */
 void puma560_gravity_forces(const puma560_real q[6], puma560_real tau[6])
 {
-    const puma560_real t0 = symgen_cos(q[1]);
-    const puma560_real t1 = symgen_sin(q[1]);
-    const puma560_real t2 = symgen_cos(q[2]);
-    const puma560_real t3 = symgen_sin(q[2]);
-    const puma560_real t4 = symgen_cos(q[3]);
-    const puma560_real t5 = symgen_sin(q[3]);
-    const puma560_real t6 = symgen_cos(q[4]);
-    const puma560_real t7 = symgen_sin(q[4]);
+    puma560_real t1, t0, t3, t2;
+    symgen_sincos2(q[1], q[2], &t1, &t0, &t3, &t2);
+    puma560_real t5, t4, t7, t6;
+    symgen_sincos2(q[3], q[4], &t5, &t4, &t7, &t6);
     const puma560_real t8 = symgen_cos(q[5]);
     const puma560_real t9 = symgen_sin(q[5]);
     const puma560_real t10 = 9.81*t1;
@@ -1189,14 +1204,10 @@ void puma560_gravity_forces_batch(size_t count, const puma560_real *q, puma560_r
 /* puma560_forward_dynamics: 861 (366 add, 480 mul, 5 div, 10 trig) */
 void puma560_forward_dynamics(const puma560_real q[6], const puma560_real v[6], const puma560_real tau[6], puma560_real a[6])
 {
-    const puma560_real t0 = symgen_cos(q[1]);
-    const puma560_real t1 = symgen_sin(q[1]);
-    const puma560_real t2 = symgen_cos(q[2]);
-    const puma560_real t3 = symgen_sin(q[2]);
-    const puma560_real t4 = symgen_cos(q[3]);
-    const puma560_real t5 = symgen_sin(q[3]);
-    const puma560_real t6 = symgen_cos(q[4]);
-    const puma560_real t7 = symgen_sin(q[4]);
+    puma560_real t1, t0, t3, t2;
+    symgen_sincos2(q[1], q[2], &t1, &t0, &t3, &t2);
+    puma560_real t5, t4, t7, t6;
+    symgen_sincos2(q[3], q[4], &t5, &t4, &t7, &t6);
     const puma560_real t8 = symgen_cos(q[5]);
     const puma560_real t9 = symgen_sin(q[5]);
     const puma560_real t10 = t1*v[0];
@@ -1612,14 +1623,10 @@ void puma560_forward_dynamics_batch(size_t count, const puma560_real *q, const p
 /* puma560_mass_matrix_inverse: 420 (178 add, 227 mul, 5 div, 10 trig) */
 void puma560_mass_matrix_inverse(const puma560_real q[6], puma560_real Minv[36])
 {
-    const puma560_real t0 = symgen_cos(q[1]);
-    const puma560_real t1 = symgen_sin(q[1]);
-    const puma560_real t2 = symgen_cos(q[2]);
-    const puma560_real t3 = symgen_sin(q[2]);
-    const puma560_real t4 = symgen_cos(q[3]);
-    const puma560_real t5 = symgen_sin(q[3]);
-    const puma560_real t6 = symgen_cos(q[4]);
-    const puma560_real t7 = symgen_sin(q[4]);
+    puma560_real t1, t0, t3, t2;
+    symgen_sincos2(q[1], q[2], &t1, &t0, &t3, &t2);
+    puma560_real t5, t4, t7, t6;
+    symgen_sincos2(q[3], q[4], &t5, &t4, &t7, &t6);
     const puma560_real t8 = symgen_cos(q[5]);
     const puma560_real t9 = symgen_sin(q[5]);
     const puma560_real t10 = 0.00024216*t8;
@@ -1870,14 +1877,10 @@ void puma560_mass_matrix_inverse_batch(size_t count, const puma560_real *q, puma
 /* puma560_energy: 243 (88 add, 145 mul, 10 trig) */
 void puma560_energy(const puma560_real q[6], const puma560_real v[6], puma560_real energy[3])
 {
-    const puma560_real t0 = symgen_cos(q[1]);
-    const puma560_real t1 = symgen_sin(q[1]);
-    const puma560_real t2 = symgen_cos(q[2]);
-    const puma560_real t3 = symgen_sin(q[2]);
-    const puma560_real t4 = symgen_cos(q[3]);
-    const puma560_real t5 = symgen_sin(q[3]);
-    const puma560_real t6 = symgen_cos(q[4]);
-    const puma560_real t7 = symgen_sin(q[4]);
+    puma560_real t1, t0, t3, t2;
+    symgen_sincos2(q[1], q[2], &t1, &t0, &t3, &t2);
+    puma560_real t5, t4, t7, t6;
+    symgen_sincos2(q[3], q[4], &t5, &t4, &t7, &t6);
     const puma560_real t8 = symgen_cos(q[5]);
     const puma560_real t9 = symgen_sin(q[5]);
     const puma560_real t10 = t1*v[0];

@@ -35,6 +35,19 @@ void sincos_many(size_t n, const double *x, double *s, double *c)
         c[i] = (double)ci;
     }}
 }}
+
+void sincos2_many(size_t n, const double *x0, const double *x1, double *out)
+{{
+    size_t i;
+    for (i = 0; i < n; ++i) {{
+        {real} s0, c0, s1, c1;
+        symgen_sincos2{suffix}(({real})x0[i], ({real})x1[i], &s0, &c0, &s1, &c1);
+        out[4 * i] = (double)s0;
+        out[4 * i + 1] = (double)c0;
+        out[4 * i + 2] = (double)s1;
+        out[4 * i + 3] = (double)c1;
+    }}
+}}
 """
 
 
@@ -58,6 +71,16 @@ def run(lib: ctypes.CDLL, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     pointer = ctypes.POINTER(ctypes.c_double)
     lib.sincos_many(ctypes.c_size_t(len(x)), *(a.ctypes.data_as(pointer) for a in (x, s, c)))
     return s, c
+
+
+def run_pairs(lib: ctypes.CDLL, x0: np.ndarray, x1: np.ndarray) -> np.ndarray:
+    """(sin x0, cos x0, sin x1, cos x1) per row, from ``symgen_sincos2``."""
+    x0, x1 = (np.ascontiguousarray(x, dtype=np.float64) for x in (x0, x1))
+    out = np.empty((len(x0), 4))
+    pointer = ctypes.POINTER(ctypes.c_double)
+    lib.sincos2_many(ctypes.c_size_t(len(x0)),
+                     *(a.ctypes.data_as(pointer) for a in (x0, x1, out)))
+    return out
 
 
 def arguments(real: str) -> np.ndarray:
@@ -98,3 +121,27 @@ def test_fast_math_falls_back_to_libm(tmp_path) -> None:
     assert not np.array_equal(run(build("double", tmp_path), x)[0], libm_sin)
     s, c = run(build("double", tmp_path, ("-ffast-math",)), x)
     assert np.array_equal(s, libm_sin) and np.array_equal(c, [math.cos(v) for v in x])
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal values with equal signs (of zeros too), NaN where the other has NaN."""
+    return bool(np.array_equal(a, b, equal_nan=True)
+                and np.array_equal(np.signbit(a), np.signbit(b)))
+
+
+@pytest.mark.parametrize("flags", [(), ("-ffast-math",)], ids=["vector", "fast-math"])
+@pytest.mark.parametrize("real", ["double", "float"])
+def test_two_angles_at_once_equal_one_at_a_time(real: str, flags: tuple[str, ...],
+                                                tmp_path) -> None:
+    """``symgen_sincos2`` (two lanes of a vector on SSE2 and AArch64, the scalar function
+    twice elsewhere and under -ffast-math) gives ``symgen_sincos``'s results bit for bit, in
+    either lane, also beside an angle out of range (NaN, infinite, beyond the limit: the
+    libm fallback). Pairs: every argument with a shuffled one (seed 1)."""
+    x = np.concatenate([arguments(real), [np.nan, np.inf, -np.inf]])
+    partner = np.random.default_rng(1).permutation(x)
+    lib = build(real, tmp_path, flags)
+    s, c = run(lib, x)
+    s_partner, c_partner = run(lib, partner)
+    out = run_pairs(lib, x, partner)
+    for column, expected in enumerate((s, c, s_partner, c_partner)):
+        assert same_bits(out[:, column], expected), column

@@ -24,7 +24,7 @@ import numpy as np
 from symgen.backends.c99 import trig
 from symgen.backends.real import RealType, real_type
 from symgen.errors import SymgenError
-from symgen.ir.expr import Expr, Num
+from symgen.ir.expr import Expr, Num, Sym
 from symgen.ir.printer import Printer
 from symgen.ir.program import ArraySpec, Assign, Program, Store
 from symgen.ir.splitting import Part
@@ -71,8 +71,41 @@ class CPrinter(Printer):
     def body(self, program: Program) -> list[str]:
         """The body; an output with :data:`ZERO_FILL_MIN` or more elements equal to +0 is
         cleared by :meth:`zero_fill` and only its other elements are stored."""
-        lines = [self.statement(Assign(sym, e)) for sym, e in program.assignments]
+        lines = [line for group in self.assignments(program.assignments) for line in group]
         return lines + self._stores(program) + self._solves(program)
+
+    #: Whether sines and cosines print two angles at a time (:func:`trig.angle_pairs`); a
+    #: vector printer's lanes hold several states' angles instead.
+    pairs_angles = True
+
+    def assignments(self, assignments: Sequence[tuple[Sym, Expr]]) -> list[list[str]]:
+        """The lines of each assignment: its definition, or, with :attr:`pairs_angles`, at
+        the first of two paired angles their ``symgen_sincos2`` and none at their sines' and
+        cosines' own assignments."""
+        pairs = trig.angle_pairs(assignments) if self.pairs_angles else []
+        paired = {sym for pair in pairs for angle in pair.angles
+                  for sym in (angle.sin, angle.cos)}
+        groups = []
+        for i, (sym, e) in enumerate(assignments):
+            lines = [line for pair in pairs if pair.position == i
+                     for line in self.sincos2(*pair.angles)]
+            if sym not in paired:
+                lines.append(self.statement(Assign(sym, e)))
+            groups.append(lines)
+        return groups
+
+    def sincos2(self, first: trig.Angle, second: trig.Angle) -> list[str]:
+        """The declaration of two angles' sines and cosines and the ``symgen_sincos2`` call
+        assigning them (a sine or cosine the program does not read goes to a variable of its
+        own)."""
+        self.uses_trig = True
+        names = [(angle.sin or angle.cos).name + suffix if sym is None else sym.name
+                 for angle in (first, second)
+                 for sym, suffix in ((angle.sin, "_sin"), (angle.cos, "_cos"))]
+        call = trig.pair_function_name(self.real_type)
+        arguments = [self.expr(first.argument), self.expr(second.argument)]
+        return [f"{self.type_name} {', '.join(names)};",
+                self.call(call, [*arguments, *(f"&{name}" for name in names)])]
 
     #: The work array of a program printed in parts (block scope; no kernel names an array
     #: so).
@@ -87,8 +120,10 @@ class CPrinter(Printer):
             self.names = {s: self.element(self.WORK_ARRAY, i) for s, i in part.reads.items()}
             try:
                 lines = []
-                for sym, e in program.assignments[part.start:part.stop]:
-                    lines.append(self.define(sym.name, self.expr(e)))
+                assignments = program.assignments[part.start:part.stop]
+                for (sym, _), group in zip(assignments, self.assignments(assignments),
+                                           strict=True):
+                    lines += group
                     if sym in part.exports:
                         lines.append(self.store(self.element(self.WORK_ARRAY,
                                                              part.exports[sym]), sym.name))

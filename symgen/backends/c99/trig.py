@@ -36,9 +36,11 @@ libm. ``tests/unit/test_c_trig.py`` checks these bounds.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from symgen.backends.real import RealType, real_type
+from symgen.ir.expr import Call, Expr, Sym
 
 #: How a kernel's trigonometric calls are spelled in C (with the real type's math suffix:
 #: :func:`function_name`).
@@ -115,20 +117,102 @@ def function_name(name: str, real: str | RealType) -> str:
     return FUNCTIONS[name] + real_type(real).math_suffix
 
 
-def source(real: str | RealType) -> str:
-    """The C definitions of ``symgen_sincos``, ``symgen_sin`` and ``symgen_cos`` (with the
-    math suffix of the real type ``real``: ``symgen_sincosf``) (module docstring: the method
-    and its accuracy). Guarded, so that sources of several kernel sets can be compiled as one
-    translation unit; forced inline where the compiler allows it (at ``-Os`` GCC would
-    otherwise call ``symgen_sin`` and ``symgen_cos`` apart, each reducing the angle)."""
-    rt = real_type(real)
-    t, f = TRIG[rt.name], rt.math_suffix
-    T = rt.name
+def _reduction_and_polynomials(t: Trig, T: str, f: str, indent: str) -> str:
+    """The statements computing the quadrant ``n`` and ``sin_r``, ``cos_r`` of ``x`` in type
+    ``T`` (a real type, or a vector of it: the same text serves both), steps 1-2 of the
+    module documentation, each line indented by ``indent``."""
     one, half = ("1.0f", "0.5f") if f else ("1.0", "0.5")
     p1, p2, p3 = t.pio2
     two_over_pi = "0.636619772f" if f else "6.36619772367581382433e-01"
+    text = f"""\
+const {T} shifted = x * {two_over_pi} + {t.magic}, n = shifted - {t.magic};
+const {T} r = ((x - n * {p1}) - n * {p2}) - n * {p3};
+const {T} z = r * r, w = z * z;
+const {T} sin_r = r + r * z * ({_polynomial(t.sin_coefficients, "z", "w")});
+const {T} half_z = {half} * z, one_half_z = {one} - half_z;
+const {T} cos_r = one_half_z + ((({one} - one_half_z) - half_z)
+                       + z * z * ({_polynomial(t.cos_coefficients, "z", "w")}));
+"""
+    return "".join(indent + line + "\n" for line in text.splitlines())
+
+
+#: The targets whose compilers get the two-lane ``symgen_sincos2`` (GCC and Clang vector
+#: extensions on 16-byte vector registers: SSE2, AArch64's Advanced SIMD); elsewhere (the
+#: Cortex-M cores, other compilers, ``-ffast-math``) it is two scalar calls.
+VECTOR_CONDITION = ("defined(__GNUC__) && !defined(__FAST_MATH__) "
+                    "&& (defined(__SSE2__) || defined(__aarch64__))")
+
+
+@dataclass(frozen=True)
+class Angle:
+    """An angle whose sine and cosine a program assigns: its argument, the temporaries
+    holding them (None: not assigned), the position of the first of those assignments and
+    the position from which the argument is defined (0 for an input)."""
+
+    argument: Expr
+    sin: Sym | None
+    cos: Sym | None
+    first: int
+    ready: int
+
+
+@dataclass(frozen=True)
+class AnglePair:
+    """Two angles evaluated by one ``symgen_sincos2`` before the assignment at ``position``."""
+
+    position: int
+    angles: tuple[Angle, Angle]
+
+
+def angle_pairs(assignments: Sequence[tuple[Sym, Expr]]) -> list[AnglePair]:
+    """Angles of ``assignments`` to evaluate two at a time by ``symgen_sincos2``, each pair
+    as early as its arguments allow (a compiler does not move the code that reads them above
+    the branch of ``symgen_sincos2``: the earlier the pairs, the more the polynomials overlap).
+    In the order of their arguments' definitions (then of their first sine or cosine), each
+    angle pairs with the next if both arguments are defined before either's sine or cosine
+    is read; sines and cosines inside larger expressions, and repeats, keep their scalar
+    calls."""
+    defined = {sym: i for i, (sym, _) in enumerate(assignments)}
+    found: dict[Expr, list] = {}
+    for i, (sym, e) in enumerate(assignments):
+        if isinstance(e, Call) and e.fn in FUNCTIONS:
+            argument = e.args[0]
+            ready = 1 + max((defined.get(x, -1) for x in argument.symbols()), default=-1)
+            angle = found.setdefault(argument, [argument, None, None, i, ready])
+            slot = 1 if e.fn == "sin" else 2
+            if angle[slot] is None:
+                angle[slot] = sym
+    angles = sorted((Angle(*row) for row in found.values()), key=lambda a: (a.ready, a.first))
+    pairs, waiting = [], None
+    for angle in angles:
+        position = max(angle.ready, waiting.ready) if waiting is not None else None
+        if position is not None and position <= min(angle.first, waiting.first):
+            pairs.append(AnglePair(position, (waiting, angle)))
+            waiting = None
+        else:
+            waiting = angle
+    return pairs
+
+
+def pair_function_name(real: str | RealType) -> str:
+    """The C name of the two-angle sine and cosine for the real type ``real``:
+    ``symgen_sincos2``, or ``symgen_sincos2f`` for ``float``."""
+    return "symgen_sincos2" + real_type(real).math_suffix
+
+
+def source(real: str | RealType) -> str:
+    """The C definitions of ``symgen_sincos``, ``symgen_sin``, ``symgen_cos`` and
+    ``symgen_sincos2`` (with the math suffix of the real type ``real``: ``symgen_sincosf``)
+    (module docstring: the method and its accuracy). Guarded, so that sources of several
+    kernel sets can be compiled as one translation unit; forced inline where the compiler
+    allows it (at ``-Os`` GCC would otherwise call ``symgen_sin`` and ``symgen_cos`` apart,
+    each reducing the angle)."""
+    rt = real_type(real)
+    t, f = TRIG[rt.name], rt.math_suffix
+    T = rt.name
     sign = t.sign_shift
     inline = "static inline SYMGEN_ALWAYS_INLINE"
+    vector = f"symgen_vector2{f}"
     return f"""\
 #ifndef SYMGEN_SINCOS_{T.upper()}
 #define SYMGEN_SINCOS_{T.upper()}
@@ -161,13 +245,7 @@ def source(real: str | RealType) -> str:
 {{
 #ifndef __FAST_MATH__
     if (fabs{f}(x) < {t.limit}) {{
-        const {T} n = (x * {two_over_pi} + {t.magic}) - {t.magic};
-        const {T} r = ((x - n * {p1}) - n * {p2}) - n * {p3};
-        const {T} z = r * r, w = z * z;
-        const {T} sin_r = r + r * z * ({_polynomial(t.sin_coefficients, "z", "w")});
-        const {T} half_z = {half} * z, one_half_z = {one} - half_z;
-        const {T} cos_r = one_half_z + ((({one} - one_half_z) - half_z)
-                               + z * z * ({_polynomial(t.cos_coefficients, "z", "w")}));
+{_reduction_and_polynomials(t, T, f, " " * 8)}\
         const uint32_t k = (uint32_t)(int32_t)n; /* |n| < 2^31 below the limit */
         const {t.bits} swap = ({t.bits})0u - ({t.bits})(k & 1u);
         *s = symgen_pick{f}(sin_r, cos_r, swap, ({t.bits})((k >> 1) & 1u) << {sign});
@@ -192,8 +270,50 @@ def source(real: str | RealType) -> str:
     symgen_sincos{f}(x, &s, &c);
     return c;
 }}
+
+/* symgen_sincos{f} of two angles at once, the same operations in the two lanes of a vector
+ * (bit for bit the same results, in half the instructions); libm, out of line, where an
+ * angle is out of range */
+#if {VECTOR_CONDITION}
+typedef {T} {vector} __attribute__((vector_size(2 * sizeof({T}))));
+typedef {t.bits} {vector}_bits __attribute__((vector_size(2 * sizeof({T}))));
+static void __attribute__((noinline, cold)) symgen_sincos2{f}_apart({T} x0, {T} x1, {T} *s0,
+                                                                {T} *c0, {T} *s1, {T} *c1)
+{{
+    symgen_sincos{f}(x0, s0, c0);
+    symgen_sincos{f}(x1, s1, c1);
+}}
+{inline} void symgen_sincos2{f}({T} x0, {T} x1, {T} *s0, {T} *c0, {T} *s1, {T} *c1)
+{{
+    const {vector} x = {{x0, x1}};
+{_reduction_and_polynomials(t, vector, f, " " * 4)}\
+    /* n mod 4 is in the last significand bits of `shifted` (defined for any x: the range
+     * check follows, so that no branch splits the polynomials from their uses); the swap
+     * and the signs of symgen_pick{f}, on the vector's bits */
+    const {vector}_bits k = ({vector}_bits)shifted, none = {{0u, 0u}};
+    const {vector}_bits swap = none - (k & 1u), sin_bits = ({vector}_bits)sin_r;
+    const {vector}_bits cos_bits = ({vector}_bits)cos_r;
+    const {vector} s = ({vector})(((sin_bits & ~swap) | (cos_bits & swap))
+                                 ^ (((k >> 1) & 1u) << {sign}));
+    const {vector} c = ({vector})(((cos_bits & ~swap) | (sin_bits & swap))
+                                 ^ ((((k + 1u) >> 1) & 1u) << {sign}));
+    *s0 = s[0];
+    *c0 = c[0];
+    *s1 = s[1];
+    *c1 = c[1];
+    if (!(fabs{f}(x0) < {t.limit} && fabs{f}(x1) < {t.limit}))
+        symgen_sincos2{f}_apart(x0, x1, s0, c0, s1, c1);
+}}
+#else
+{inline} void symgen_sincos2{f}({T} x0, {T} x1, {T} *s0, {T} *c0, {T} *s1, {T} *c1)
+{{
+    symgen_sincos{f}(x0, s0, c0);
+    symgen_sincos{f}(x1, s1, c1);
+}}
+#endif
 #endif
 """
 
 
-__all__ = ["FUNCTIONS", "TRIG", "Trig", "function_name", "source"]
+__all__ = ["FUNCTIONS", "TRIG", "VECTOR_CONDITION", "Angle", "AnglePair", "Trig", "angle_pairs",
+           "function_name", "pair_function_name", "source"]

@@ -106,6 +106,8 @@ class SimdPrinter(CPrinter):
     a vector is required), a call goes to ``<prefix>_simd_<fn>``, a comparison becomes a mask
     and a select a blend. :attr:`functions` collects the functions printed."""
 
+    pairs_angles = False  # a vector's lanes are states, not angles
+
     def __init__(self, real: str | RealType = "double", type_name: str | None = None,
                  prefix: str = "m") -> None:
         super().__init__(real, type_name)
