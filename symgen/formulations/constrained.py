@@ -63,7 +63,7 @@ from symgen.formulations.loop_constraints import bias, constraints, jacobian
 from symgen.formulations.ltdl import factored_forward_dynamics, ltdl_solve
 from symgen.formulations.recursions import inverse_dynamics as tree_inverse_dynamics
 from symgen.formulations.tree.hinges import SymbolicTree
-from symgen.ir.expr import Expr, esum
+from symgen.ir.expr import Expr, Num, esum
 from symgen.ir.program import ProgramBuilder
 from symgen.loops.actuation import Split
 from symgen.spatial import ZERO
@@ -121,7 +121,18 @@ def forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
         return a_out, [b.emit(x + dx) for x, dx in zip(lam_in, dlam, strict=True)]
 
     a, lam = correct(a0, [ZERO] * m)
-    return correct(a, lam)  # refinement: q̈₀ is large where M is stiff, G q̈ cancels
+    a, lam = correct(a, lam)  # refinement: q̈₀ is large where M is stiff, G q̈ cancels
+    # a coordinate outside every loop (G's column zero) takes no part in the residual, so
+    # its q̈₀ + Y λ₁ is not needed: q̈₀ + Y λ with the refined λ, the same value in one step
+    # (2m fewer operations per such coordinate)
+    outside = [d for d in range(tree.nv) if all(_zero(row[d]) for row in g)]
+    for d in outside:
+        a[d] = b.emit(a0[d] + esum([y[k][d] * lam[k] for k in range(m)]))
+    return a, lam
+
+
+def _zero(x: Expr) -> bool:
+    return isinstance(x, Num) and x.value == 0.0
 
 
 def inverse_dynamics(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],

@@ -146,14 +146,14 @@ VECTOR_CONDITION = ("defined(__GNUC__) && !defined(__FAST_MATH__) "
 @dataclass(frozen=True)
 class Angle:
     """An angle whose sine and cosine a program assigns: its argument, the temporaries
-    holding them (None: not assigned), the position of the first of those assignments and
-    the position from which the argument is defined (0 for an input)."""
+    holding them (None: not assigned), the position from which the argument is defined (0
+    for an input) and the first position that reads the sine or cosine."""
 
     argument: Expr
     sin: Sym | None
     cos: Sym | None
-    first: int
     ready: int
+    needed: int
 
 
 @dataclass(frozen=True)
@@ -168,26 +168,33 @@ def angle_pairs(assignments: Sequence[tuple[Sym, Expr]]) -> list[AnglePair]:
     """Angles of ``assignments`` to evaluate two at a time by ``symgen_sincos2``, each pair
     as early as its arguments allow (a compiler does not move the code that reads them above
     the branch of ``symgen_sincos2``: the earlier the pairs, the more the polynomials overlap).
-    In the order of their arguments' definitions (then of their first sine or cosine), each
-    angle pairs with the next if both arguments are defined before either's sine or cosine
-    is read; sines and cosines inside larger expressions, and repeats, keep their scalar
-    calls."""
+    In the order of their arguments' definitions, each angle pairs with the next if both
+    arguments are defined before either's sine or cosine is read; sines and cosines inside
+    larger expressions, and repeats, keep their scalar calls."""
     defined = {sym: i for i, (sym, _) in enumerate(assignments)}
     found: dict[Expr, list] = {}
-    for i, (sym, e) in enumerate(assignments):
+    trig_of: dict[Sym, Expr] = {}
+    for sym, e in assignments:
         if isinstance(e, Call) and e.fn in FUNCTIONS:
-            argument = e.args[0]
-            ready = 1 + max((defined.get(x, -1) for x in argument.symbols()), default=-1)
-            angle = found.setdefault(argument, [argument, None, None, i, ready])
-            slot = 1 if e.fn == "sin" else 2
+            angle = found.setdefault(e.args[0], [None, None])
+            slot = 0 if e.fn == "sin" else 1
             if angle[slot] is None:
                 angle[slot] = sym
-    angles = sorted((Angle(*row) for row in found.values()), key=lambda a: (a.ready, a.first))
+                trig_of[sym] = e.args[0]
+    needed = dict.fromkeys(found, len(assignments))
+    for i, (_, e) in enumerate(assignments):
+        for x in e.symbols():
+            argument = trig_of.get(x)
+            if argument is not None:
+                needed[argument] = min(needed[argument], i)
+    angles = sorted((Angle(argument, sin, cos,
+                           1 + max((defined.get(x, -1) for x in argument.symbols()),
+                                   default=-1), needed[argument])
+                     for argument, (sin, cos) in found.items()), key=lambda a: a.ready)
     pairs, waiting = [], None
     for angle in angles:
-        position = max(angle.ready, waiting.ready) if waiting is not None else None
-        if position is not None and position <= min(angle.first, waiting.first):
-            pairs.append(AnglePair(position, (waiting, angle)))
+        if waiting is not None and angle.ready <= min(angle.needed, waiting.needed):
+            pairs.append(AnglePair(angle.ready, (waiting, angle)))
             waiting = None
         else:
             waiting = angle

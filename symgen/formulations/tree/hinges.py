@@ -19,13 +19,15 @@ Hinge frames are body frames (or the sub-bodies' frames): H is constant or spars
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import sympy
 
 from symgen.errors import SymgenError
-from symgen.ir.expr import Expr, from_sympy
+from symgen.ir.expr import Expr, Num, from_sympy
 from symgen.ir.program import ProgramBuilder
 from symgen.joints import JOINT_TYPES
 from symgen.joints.base import BiasFn, Step
@@ -213,6 +215,35 @@ def _geared(b: ProgramBuilder, step: Step, ratio: Expr, name: str) -> Step:
     return dataclasses.replace(step, S=[tuple(b.emit(ratio * x) for x in s) for s in step.S])
 
 
+#: Joints whose placement's turn about their own axis joins their angle (:func:`twist_angle`).
+TWISTING = (JointType.REVOLUTE, JointType.CONTINUOUS)
+#: How far (largest entry) a placement rotation may be from a turn about the joint's axis
+#: and still count as one (the rounding of rotation matrices written with 16 digits).
+TWIST_TOLERANCE = 1e-12
+
+
+def twist_angle(r_t: Mat3, axis: Vec3) -> float | None:
+    """φ where the placement rotation R_T (numbers) turns about the joint's unit axis a
+    only, R_T = R_a(φ), and is not a signed permutation (which costs no operation); else
+    None. Then R_T R_a(θ) = R_a(θ + φ): the joint's rotation is that of the angle θ + φ,
+    one addition instead of the product with R_T (planar mechanisms, and joints placed by
+    an angle about their axis, e.g. Denavit-Hartenberg's θ offsets)."""
+    values = [x.value if isinstance(x, Num) else None for row in r_t for x in row]
+    a_values = [x.value if isinstance(x, Num) else None for x in axis]
+    if None in values or None in a_values:
+        return None
+    r, a = np.array(values).reshape(3, 3), np.array(a_values)
+    if np.all(np.isin(np.abs(r), (0.0, 1.0))) or np.max(np.abs(r @ a - a)) > TWIST_TOLERANCE:
+        return None
+    u = np.cross(a, np.eye(3)[int(np.argmin(np.abs(a)))])
+    u /= np.linalg.norm(u)
+    ru = r @ u
+    phi = math.atan2(float(a @ np.cross(u, ru)), float(u @ ru))
+    k = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+    turn = np.eye(3) + math.sin(phi) * k + (1.0 - math.cos(phi)) * (k @ k)  # Rodrigues
+    return phi if np.max(np.abs(turn - r)) <= TWIST_TOLERANCE else None
+
+
 def _placed(b: ProgramBuilder, r_t: Mat3, p_t: Vec3, step: Step) -> Transform:
     """Transform parent → hinge frame for placement (R_T, p_T) then joint motion (R_J, p_J):
     the hinge frame's pose in the parent is (R_T R_J, R_T p_J + p_T), so E = (R_T R_J)ᵀ."""
@@ -239,12 +270,15 @@ def build_tree(
         kind = JOINT_TYPES[joint.type]
         split = kind.partitionable and (partition if isinstance(partition, bool)
                                         else joint.type in partition)
+        r_t = k.rotation(joint.placement.rotation)
+        p_t = k.vec(joint.placement.translation)
+        phi = twist_angle(r_t, k.unit_vec(joint.axis)) if joint.type in TWISTING else None
+        if phi is not None:  # R_T R_a(θ) = R_a(θ + φ)
+            qj, r_t = [b.emit(qj[0] + phi)], IDENTITY3
         steps = kind.steps(b, k, joint, qj, split)
         if ratio is not None:
             steps = [_geared(b, step, ratio, joint.name) for step in steps]
         parent = body_hinge[model.parents[j]] if model.parents[j] >= 0 else -1
-        r_t = k.rotation(joint.placement.rotation)
-        p_t = k.vec(joint.placement.translation)
         first = len(hinges)
         velocity_split = split and kind.coincident_subframes
         armature = [k.scalar(x) for x in joint.armature] if joint.armature else None
