@@ -6,7 +6,8 @@ The builder's hash-consing already shares every expression emitted twice; CSE he
 what hash-consing cannot see: a subexpression repeated *inside* different assignments
 (``t3*t7`` in ``t3*t7 + t1`` and in ``2*t3*t7``), or one equal to an earlier temporary, up to
 sign. Dead-code elimination drops every assignment no output depends on. Both are exact
-rewrites, deterministic, and linear in the program size.
+rewrites, deterministic, and linear in the program size; so is the merging of a sum's
+constant into the one sum that reads it, which changes the rounding of that constant only.
 """
 
 from __future__ import annotations
@@ -15,7 +16,18 @@ import heapq
 from collections import Counter
 from dataclasses import replace
 
-from symgen.ir.expr import Expr, Less, Mul, Num, Select, Sym, extract_minus_sign, is_atom
+from symgen.ir.expr import (
+    Add,
+    Expr,
+    Less,
+    Mul,
+    Num,
+    Select,
+    Sym,
+    add_terms,
+    extract_minus_sign,
+    is_atom,
+)
 from symgen.ir.program import Program
 
 
@@ -136,6 +148,49 @@ def eliminate_dead_code(program: Program) -> Program:
     return replace(program, assignments=tuple(reversed(kept)))
 
 
+def merge_constant_sums(program: Program) -> Program:
+    """Fold a sum's constant into the one sum that reads it: t = Σ + c₁, read only as the
+    term ±t of u = ±t + … + c₂ (c₂ ≠ 0), becomes u = ±Σ + … + (c₂ ± c₁), one addition
+    fewer (the constants added first: a different rounding, within an ulp of each sum).
+    Composite inertias add a body's constant inertia to what its children pass up: this
+    takes 11 of the UR5 mass matrix's 219 operations and 16 of the Panda's 601."""
+    reads: Counter[Sym] = Counter()
+    for _, e in program.assignments:
+        reads.update(_occurrences(e))
+    for e in program.final_expressions():
+        reads.update(_occurrences(e))
+    definition: dict[Sym, Expr] = {}
+    out = []
+    for sym, e in program.assignments:
+        if isinstance(e, Add) and e.const != 0.0:
+            const, terms, merged = e.const, [], False
+            for base, c in e.terms:
+                d = definition.get(base) if isinstance(base, Sym) else None
+                if (isinstance(d, Add) and d.const != 0.0 and abs(c) == 1.0
+                        and reads[base] == 1):
+                    const += c * d.const
+                    terms += [(x, c * cx) for x, cx in d.terms]
+                    merged = True
+                else:
+                    terms.append((base, c))
+            if merged:
+                e = add_terms(const, terms)
+        definition[sym] = e
+        out.append((sym, e))
+    return replace(program, assignments=tuple(out))
+
+
+def _occurrences(e: Expr) -> Counter[Sym]:
+    """How often each temporary occurs in ``e`` (a repeated subexpression counted as often
+    as it occurs)."""
+    if isinstance(e, Sym):
+        return Counter([e])
+    total: Counter[Sym] = Counter()
+    for child in e.children():
+        total.update(_occurrences(child))
+    return total
+
+
 def schedule(program: Program) -> Program:
     """Order the assignments depth-first from the outputs: a post-order walk of the
     dependency graph, outputs in their order and each assignment's operands in the order
@@ -240,13 +295,15 @@ def renumber(program: Program) -> Program:
 
 def optimize(program: Program, use_cse: bool = True, depth_first: bool = False,
              depth_first_min: int = 0) -> Program:
-    """Dead-code elimination, CSE (optional), dead-code elimination again, then an order:
+    """Dead-code elimination, CSE (optional), dead-code elimination again, constants of
+    sums merged (:func:`merge_constant_sums`), then an order:
     depth-first (optional, :func:`schedule`; with ``depth_first_min``, only when at least
     that many assignments remain), else the register-reducing :func:`schedule_for_registers`;
     renumbering."""
     program = eliminate_dead_code(program)
     if use_cse:
         program = eliminate_dead_code(cse(program))
+    program = eliminate_dead_code(merge_constant_sums(program))
     if depth_first and len(program.assignments) >= depth_first_min:
         program = schedule(program)
     else:

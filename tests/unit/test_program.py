@@ -16,6 +16,7 @@ from symgen.ir.expr import ONE, ZERO, Num, Sym, cos, esum, extract_minus_sign, s
 from symgen.ir.optimize import (
     cse,
     eliminate_dead_code,
+    merge_constant_sums,
     optimize,
     schedule,
     schedule_for_registers,
@@ -209,6 +210,32 @@ def test_cse_shares_a_product_inside_different_sums():
     assert op_counts(raw)["mul"] == 3
     shared = cse(raw)
     assert op_counts(shared)["mul"] == 2
+
+
+def test_a_sum_read_once_gives_its_constant_to_the_sum_reading_it():
+    """t = q0·q1 + 1.5 read once as ±t in a sum with a constant: the constants merge (one
+    addition fewer, the same value to rounding); read twice, or inside a product, or by a
+    sum without a constant (nothing to save), it stays."""
+    b = ProgramBuilder("k")
+    q = b.input("q", 3)
+    once = [b.emit(q[0] * q[1] + 1.5), b.emit(q[1] * q[2] - 0.25)]
+    twice = b.emit(q[0] * q[2] + 2.0)
+    inside = b.emit(q[2] * q[2] + 3.0)
+    plain = b.emit(q[0] + 4.0)
+    b.output("out", 5, [once[0] + 2.0, 0.5 - once[1], twice + 1.0 + twice * q[0],
+                        inside * q[1] + 1.0, plain + q[1]])
+    raw = eliminate_dead_code(b.build())
+    merged = eliminate_dead_code(merge_constant_sums(raw))
+    assert op_counts(raw)["add"] - op_counts(merged)["add"] == 2
+    assert len(raw.assignments) - len(merged.assignments) == 2
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        q = rng.normal(size=3)
+        expected = evaluate(raw, q=q)["out"]
+        # each side rounds each of its ≤ 3 additions once: within 3ε of the sum of the
+        # magnitudes of the terms (products of q, constants ≤ 4.5)
+        bound = 6 * np.finfo(float).eps * (3 * np.max(np.abs(q)) ** 2 + 4.5)
+        assert np.max(np.abs(evaluate(merged, q=q)["out"] - expected)) <= bound
 
 
 def test_dead_code_is_removed():
