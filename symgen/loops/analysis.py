@@ -155,6 +155,46 @@ class LoopAnalysis:
         return "\n".join(lines)
 
 
+#: Entries of an aligned basis (:func:`aligned_basis`) this close to 0 or ±1 are made exact.
+ALIGN_TOLERANCE = 1e-12
+
+
+def aligned_basis(u: Array) -> Array:
+    """An orthonormal basis (rows) of the row space of the orthonormal rows ``u``, chosen to
+    be as sparse as that space allows: the rows reduced to the identity on the columns
+    :func:`_pivots` picks (the raw constraints best represented), then
+    orthonormalised in that order (Gram-Schmidt by QR), entries within
+    :data:`ALIGN_TOLERANCE` of 0 or ±1 made exact. A space spanned by raw constraint rows
+    (a planar revolute loop keeps the two in-plane forces) gets exactly those rows: the
+    kernels read the constraint's components instead of combining them (the SVD's basis
+    is any rotation of them), and λ are the forces along the cut frame's axes."""
+    if u.shape[0] == 0:
+        return u
+    pivots = _pivots(u)
+    reduced = np.linalg.solve(u[:, pivots], u)
+    q, r = np.linalg.qr(reduced.T)
+    basis = (q * np.sign(np.diag(r))).T
+    for target in (0.0, 1.0, -1.0):
+        basis[np.abs(basis - target) <= ALIGN_TOLERANCE] = target
+    return basis
+
+
+def _pivots(u: Array) -> list[int]:
+    """Columns of ``u`` picked greedily by the largest norm left (ascending), the first of
+    those within :data:`ALIGN_TOLERANCE` of the largest: the same columns on every machine
+    where norms tie (a planar loop's two forces both have norm 1)."""
+    residual = np.array(u, float)
+    picked: list[int] = []
+    for _ in range(u.shape[0]):
+        norms = np.linalg.norm(residual, axis=0)
+        norms[picked] = -1.0
+        k = int(np.flatnonzero(norms >= norms.max() - ALIGN_TOLERANCE)[0])
+        picked.append(k)
+        e = residual[:, k] / norms[k]
+        residual -= np.outer(e, e @ residual)
+    return sorted(picked)
+
+
 def _loop_report(closure: LoopClosure, cut: CutJoint, q: Array) -> LoopReport:
     tk = closure.kinematics(q)
     chain_p, chain_c = closure.chains(cut)
@@ -166,6 +206,7 @@ def _loop_report(closure: LoopClosure, cut: CutJoint, q: Array) -> LoopReport:
     w = cut.constraint_basis(rp.T @ rc)
     u, sigma, _ = np.linalg.svd(w @ basis, full_matrices=True)
     kept = int(np.sum(sigma > RANK_TOLERANCE * max(1.0, float(sigma[0])))) if sigma.size else 0
+    u = np.column_stack([aligned_basis(u[:, :kept].T).T, u[:, kept:]])
     z_world = pose_to_inverse_motion_transform(rp, pp) @ z
     cuts: dict[str, int] = {}
     names = closure.nm.joints

@@ -28,7 +28,7 @@ from paths import EXAMPLES
 
 import symgen
 from symgen.loops import LoopClosure, analyse_loops, kept_rows
-from symgen.loops.analysis import _samples
+from symgen.loops.analysis import _samples, aligned_basis
 from symgen.loops.screws import lie_closure, rank
 from symgen.reference.integrate import integrate
 from symgen.reference.spatial import cross_motion as bracket
@@ -168,3 +168,28 @@ def test_info_loops_json_and_text():
     assert none.exit_code == 0 and "no loop joint" in none.output
     both = run("info", str(EXAMPLES / "four_bar.yaml"), "--loops", "--ops")
     assert both.exit_code == 2 and "--loops" in both.output
+
+
+def test_aligned_basis_is_the_raw_rows_where_the_span_allows():
+    """Any orthonormal basis of a span of raw rows (here rows 1 and 3 of 5, turned by a
+    random rotation: seed 3) gives exactly those rows; a span that no raw rows make gives an
+    orthonormal basis of that same span, with the identity on the rows it reduces to."""
+    rng = np.random.default_rng(3)
+    raw = np.eye(5)[[1, 3]]
+    turn = np.linalg.qr(rng.normal(size=(2, 2)))[0]
+    assert np.array_equal(aligned_basis(turn @ raw), raw)
+    generic = np.linalg.qr(rng.normal(size=(5, 3)))[0].T  # 3 orthonormal rows
+    basis = aligned_basis(generic)
+    assert np.allclose(basis @ basis.T, np.eye(3), atol=1e-14)
+    # the same span: each basis' rows are combinations of the other's
+    assert np.allclose(basis.T @ (basis @ generic.T), generic.T, atol=1e-14)
+
+
+def test_a_planar_loop_keeps_the_cut_frame_force_rows():
+    """The five-bar's kept rows are two of the raw rows of its revolute cut: its K has one
+    ±1 per row and zeros elsewhere (the multipliers are the forces along the cut frame's
+    axes)."""
+    (loop,) = analyse_loops(symgen.load(EXAMPLES / "five_bar.yaml")).loops
+    k = loop.constraint_rows
+    assert k.shape == (2, 6) and set(np.abs(k).ravel()) == {0.0, 1.0}
+    assert np.array_equal(np.count_nonzero(k, axis=1), [1, 1])
