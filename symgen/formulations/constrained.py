@@ -9,18 +9,22 @@ forces Q(q, q̇) to τ, as in the natural-coordinate formulation.
 
 **Forward dynamics** (:func:`forward_dynamics`) uses the tree's own sparse factorization
 M = LᵀDL (Featherstone 2008, Tables 6.3-6.4) and the Schur complement of the constraint
-rows (the range-space method):
+rows (the range-space method), in the half-solved variable u = D⁻¹L⁻ᵀ(τ − C + Gᵀλ), for
+which q̈ = L⁻¹u and G q̈ = Zᵀu with Z = L⁻ᵀGᵀ (the first sweep of the solve applied to
+each row of G):
 
-    q̈₀ = M⁻¹(τ − C),   Y = M⁻¹Gᵀ,   S = G Y,   S λ = −(Ġ q̇ + G q̈₀),   q̈ = q̈₀ + Y λ,
+    u₀ = D⁻¹L⁻ᵀ(τ − C),   S = G M⁻¹Gᵀ = Zᵀ D⁻¹ Z,   S λ = −(Ġ q̇ + Zᵀu₀),
+    u = u₀ + D⁻¹Z λ,   q̈ = L⁻¹u,
 
 S (m × m, m the independent rows) by a dense LDLᵀ, or for m ≤ 2 by its adjugate (one
 division, forward stable at that size): no factorization of the (nv + m)
-saddle-point matrix. The LᵀDL solves multiply by the reciprocals of D, formed once for the
-m + 1 right-hand sides. One step of iterative refinement follows (Higham, *Accuracy and
-Stability of Numerical Algorithms*, 2002, ch. 12): Δλ = S⁻¹(−Ġq̇ − G q̈), q̈ += Y Δλ,
-λ += Δλ. Where M is stiff, q̈₀ is large and q̈ = q̈₀ + Yλ cancels: on the Delta robot's
-states q̈₀ reaches 3·10⁴ for q̈ ~ 10², and the refinement takes the error of q̈ from up to
-4·10⁻⁹ to ~10⁻¹⁴ relative for 2 m·nv + m² more operations. With ``baumgarte`` = (α, β)
+saddle-point matrix, and the rows of G need only the first of the solve's two sweeps (the
+second runs once, on u). The LᵀDL sweeps multiply by the reciprocals of D, formed once.
+One step of iterative refinement follows (Higham, *Accuracy and Stability of Numerical
+Algorithms*, 2002, ch. 12): Δλ = S⁻¹(−Ġq̇ − Zᵀu), u += D⁻¹Z Δλ, λ += Δλ. Where M is
+stiff, u₀ is large and u₀ + D⁻¹Zλ cancels: on the Delta robot's states q̈₀ = L⁻¹u₀
+reaches 3·10⁴ for q̈ ~ 10², and the refinement takes the error of q̈ from up to 8·10⁻⁹
+to ~10⁻¹⁴ relative for 2 m·nv + m² more operations. With ``baumgarte`` = (α, β)
 the acceleration constraint becomes G q̈ = −Ġ q̇ − 2α G q̇ − β² Φ (Baumgarte 1972,
 *Stabilization of constraints and integrals of motion in dynamical systems*, Comput.
 Methods Appl. Mech. Eng. 1): the constraint error
@@ -60,10 +64,10 @@ import numpy as np
 from symgen.errors import SymgenError
 from symgen.formulations import dense
 from symgen.formulations.loop_constraints import bias, constraints, jacobian
-from symgen.formulations.ltdl import factored_forward_dynamics, ltdl_solve
+from symgen.formulations.ltdl import factored_bias, ltdl_lower_solve, ltdl_transposed_solve
 from symgen.formulations.recursions import inverse_dynamics as tree_inverse_dynamics
 from symgen.formulations.tree.hinges import SymbolicTree
-from symgen.ir.expr import Expr, Num, esum
+from symgen.ir.expr import Expr, esum
 from symgen.ir.program import ProgramBuilder
 from symgen.loops.actuation import Split
 from symgen.spatial import ZERO
@@ -80,7 +84,7 @@ def forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
     none, :mod:`.element_forces`)."""
     if forces is not None:
         tau = [b.emit(t + f) for t, f in zip(tau, forces, strict=True)]
-    a0, factors, parent, inverse_d = factored_forward_dynamics(b, tree, v, tau, f_ext)
+    rhs, factors, parent, inverse_d = factored_bias(b, tree, v, tau, f_ext)
     g_all = jacobian(b, tree, rows)
     gamma_all = bias(b, tree, v, rows)
     g = [g_all[i] for i in keep]
@@ -91,12 +95,15 @@ def forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
         gamma = [b.emit(gi + 2.0 * alpha * esum([x * vj for x, vj in zip(row, v, strict=True)])
                         + beta * beta * phi_all[i])
                  for gi, row, i in zip(gamma, g, keep, strict=True)]
-    y = [ltdl_solve(b, factors, parent, row, inverse_d) for row in g]  # columns of M⁻¹Gᵀ
+    u0 = [b.emit(x * d) for x, d in zip(ltdl_transposed_solve(b, factors, parent, rhs),
+                                        inverse_d, strict=True)]  # D⁻¹L⁻ᵀ(τ − C)
     m = len(g)
-    s = [[b.emit(esum([x * yj for x, yj in zip(g[i], y[j], strict=True)])) for j in range(i + 1)]
-         for i in range(m)]  # lower triangle of S = G M⁻¹Gᵀ
     if not m:
-        return a0, []
+        return ltdl_lower_solve(b, factors, parent, u0), []
+    z = [ltdl_transposed_solve(b, factors, parent, row) for row in g]  # columns of L⁻ᵀGᵀ
+    w = [[b.emit(x * d) for x, d in zip(column, inverse_d, strict=True)] for column in z]
+    s = [[b.emit(esum([x * wj for x, wj in zip(z[i], w[j], strict=True)])) for j in range(i + 1)]
+         for i in range(m)]  # lower triangle of S = G M⁻¹Gᵀ = Zᵀ D⁻¹ Z
     if m <= dense.ADJUGATE_MAX:  # S⁻¹ explicitly: one division, each solve a product
         s_inv = dense.adjugate_inverse(b, s)
 
@@ -109,30 +116,21 @@ def forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
         def schur_solve(r: list[Expr]) -> list[Expr]:
             return dense.solve(b, schur, r)
 
-    def correct(a_in: list[Expr], lam_in: list[Expr]) -> tuple[list[Expr], list[Expr]]:
-        """λ += S⁻¹(−Ġq̇ − G q̈), q̈ += Y Δλ: the multipliers that close the constraint
-        residual of q̈ (from q̈₀ first, then once more as iterative refinement)."""
-        residual = [b.emit(-(gamma[i] + esum([x * aj for x, aj in zip(g[i], a_in,
+    def correct(u_in: list[Expr], lam_in: list[Expr]) -> tuple[list[Expr], list[Expr]]:
+        """λ += S⁻¹(−Ġq̇ − G q̈), u += D⁻¹Z Δλ, with G q̈ = Zᵀu: the multipliers that close
+        the constraint residual of q̈ = L⁻¹u (from q̈₀ first, then once more as iterative
+        refinement)."""
+        residual = [b.emit(-(gamma[i] + esum([x * uj for x, uj in zip(z[i], u_in,
                                                                         strict=True)])))
                     for i in range(m)]
         dlam = schur_solve(residual)
-        a_out = [b.emit(a_in[d] + esum([y[k][d] * dlam[k] for k in range(m)]))
+        u_out = [b.emit(u_in[d] + esum([w[k][d] * dlam[k] for k in range(m)]))
                  for d in range(tree.nv)]
-        return a_out, [b.emit(x + dx) for x, dx in zip(lam_in, dlam, strict=True)]
+        return u_out, [b.emit(x + dx) for x, dx in zip(lam_in, dlam, strict=True)]
 
-    a, lam = correct(a0, [ZERO] * m)
-    a, lam = correct(a, lam)  # refinement: q̈₀ is large where M is stiff, G q̈ cancels
-    # a coordinate outside every loop (G's column zero) takes no part in the residual, so
-    # its q̈₀ + Y λ₁ is not needed: q̈₀ + Y λ with the refined λ, the same value in one step
-    # (2m fewer operations per such coordinate)
-    outside = [d for d in range(tree.nv) if all(_zero(row[d]) for row in g)]
-    for d in outside:
-        a[d] = b.emit(a0[d] + esum([y[k][d] * lam[k] for k in range(m)]))
-    return a, lam
-
-
-def _zero(x: Expr) -> bool:
-    return isinstance(x, Num) and x.value == 0.0
+    u, lam = correct(u0, [ZERO] * m)
+    u, lam = correct(u, lam)  # refinement: q̈₀ is large where M is stiff, G q̈ cancels
+    return ltdl_lower_solve(b, factors, parent, u), lam
 
 
 def inverse_dynamics(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],

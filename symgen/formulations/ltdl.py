@@ -93,17 +93,31 @@ def ltdl_solve(
 ) -> list[Expr]:
     """``x = L⁻¹ D⁻¹ L⁻ᵀ rhs`` for the factors of :func:`ltdl` (Featherstone 2008, Table 6.4);
     ``inverse_diagonal`` (1/Dᵢ, for many right-hand sides) turns the divisions into products."""
+    x = ltdl_transposed_solve(b, H, parent, rhs)
+    x = [b.emit(xi / H[i][i] if inverse_diagonal is None else xi * inverse_diagonal[i])
+         for i, xi in enumerate(x)]  # x ← D⁻¹ x
+    return ltdl_lower_solve(b, H, parent, x)
+
+
+def ltdl_transposed_solve(b: ProgramBuilder, H: list[list[Expr]], parent: Sequence[int],
+                          rhs: Sequence[Expr]) -> list[Expr]:
+    """``L⁻ᵀ rhs`` for the factors of :func:`ltdl`: the first sweep of Table 6.4, from the
+    leaves to the roots."""
     x = list(rhs)
-    n = len(x)
-    for i in reversed(range(n)):  # x ← L⁻ᵀ x
+    for i in reversed(range(len(x))):
         j = parent[i]
         while j >= 0:
             x[j] = b.emit(x[j] - H[i][j] * x[i])
             j = parent[j]
-    for i in range(n):  # x ← D⁻¹ x
-        x[i] = b.emit(x[i] / H[i][i] if inverse_diagonal is None else
-                      x[i] * inverse_diagonal[i])
-    for i in range(n):  # x ← L⁻¹ x
+    return x
+
+
+def ltdl_lower_solve(b: ProgramBuilder, H: list[list[Expr]], parent: Sequence[int],
+                     rhs: Sequence[Expr]) -> list[Expr]:
+    """``L⁻¹ rhs`` for the factors of :func:`ltdl`: the last sweep of Table 6.4, from the
+    roots to the leaves."""
+    x = list(rhs)
+    for i in range(len(x)):
         j = parent[i]
         while j >= 0:
             x[i] = b.emit(x[i] - H[i][j] * x[j])
@@ -177,13 +191,25 @@ def factored_forward_dynamics(
     a caller that solves more right-hand sides with the same 𝓜. The solve multiplies by
     the reciprocals 1/Dᵢ that the factorization forms anyway: no division waits for the
     right-hand side, which arrives last (the bias forces)."""
+    rhs, H, parent, inverse_d = factored_bias(b, tree, v, tau, f_ext)
+    return ltdl_solve(b, H, parent, rhs, inverse_d), H, parent, inverse_d
+
+
+def factored_bias(
+    b: ProgramBuilder,
+    tree: SymbolicTree,
+    v: Sequence[Expr],
+    tau: Sequence[Expr],
+    f_ext: Sequence[Expr] | None = None,
+) -> tuple[list[Expr], list[list[Expr]], list[int], list[Expr]]:
+    """(T − 𝒞, the LᵀDL factors of 𝓜, the DOF parents, 1/Dᵢ): :func:`factored_forward_dynamics`
+    before its solve."""
     bias = inverse_dynamics(b, tree, v, None, f_ext)  # 𝒞 = T at θ̈ = 0 (Jain 2009, eq. 3)
     M = mass_matrix(b, tree)  # 𝓜 = HφMφ*H*
     parent = dof_parents(tree)
     H = ltdl(b, M, parent)
     inverse_d = [b.emit(1 / H[k][k]) for k in range(len(H))]
-    rhs = [b.emit(t - c) for t, c in zip(tau, bias, strict=True)]
-    return ltdl_solve(b, H, parent, rhs, inverse_d), H, parent, inverse_d
+    return [b.emit(t - c) for t, c in zip(tau, bias, strict=True)], H, parent, inverse_d
 
 
 def mass_matrix_inverse(b: ProgramBuilder, tree: SymbolicTree) -> list[list[Expr]]:
@@ -196,11 +222,14 @@ def mass_matrix_inverse(b: ProgramBuilder, tree: SymbolicTree) -> list[list[Expr
 __all__ = [
     "dof_parents",
     "elimination_parents",
+    "factored_bias",
     "factored_forward_dynamics",
     "forward_dynamics",
     "ltdl",
     "ltdl_inverse",
+    "ltdl_lower_solve",
     "ltdl_solve",
     "ltdl_solve_rows",
+    "ltdl_transposed_solve",
     "mass_matrix_inverse",
 ]
