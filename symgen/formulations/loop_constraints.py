@@ -62,6 +62,7 @@ from symgen.spatial import (
     scale,
     sub,
     transpose,
+    vec3,
 )
 
 TURNING = (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.CYLINDRICAL, JointType.PLANAR)
@@ -78,17 +79,28 @@ def _base(tree: SymbolicTree, cut: CutFrames) -> int:
 
 
 def loop_poses(b: ProgramBuilder, tree: SymbolicTree, cut: CutFrames) -> dict[int, Pose]:
-    """Poses of the loop's chain hinges relative to its base hinge (:func:`_base`; the
-    base itself at the identity), base to tip: ``T(k) = T(℘(k)) · X(k)⁻¹``."""
+    """Poses of the loop's hinges (its base, :func:`_base`, and the two chains) relative to
+    the hinge that carries the cut's parent frame F_P (the root where that is the ground):
+    up that hinge's chain to the base, ``T(℘(k)) = T(k) · X(k)``, then down the child's,
+    ``T(k) = T(℘(k)) · X(k)⁻¹``. In these coordinates F_P and everything on its own body
+    are constant: the parent side's Jacobian column and motion take no rotation into F_P
+    and back (relative to the base they would, the rotation and its transpose never
+    cancelling in the program)."""
     base = _base(tree, cut)
-    chain = []
-    for end in (cut.parent.hinge, cut.child.hinge):
-        h = end
-        while h != base and h >= 0:
-            chain.append(h)
-            h = tree.hinges[h].parent
-    poses: dict[int, Pose] = {base: Pose()}
-    for h in sorted(set(chain)):
+    top = cut.parent.hinge if cut.parent.hinge >= 0 else base
+    poses: dict[int, Pose] = {top: Pose()}
+    h = top
+    while h != base:  # the parent's chain, up: X(h) = pose of h in ℘(h), inverted
+        x = tree.hinges[h].X
+        poses[tree.hinges[h].parent] = (poses[h] * Pose(x.E, vec3(
+            [-e for e in mat_vec(x.E, x.r)]))).emit(b)
+        h = tree.hinges[h].parent
+    down = []
+    h = cut.child.hinge
+    while h != base and h >= 0:
+        down.append(h)
+        h = tree.hinges[h].parent
+    for h in reversed(down):  # the child's chain, down from the base
         poses[h] = (poses[tree.hinges[h].parent] * Pose.of(tree.hinges[h].X)).emit(b)
     return poses
 

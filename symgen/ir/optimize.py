@@ -224,7 +224,7 @@ def schedule(program: Program) -> Program:
                 continue
             stack.append((sym, True))
             stack += [(s, False) for s in operands(definition[sym]) if s not in placed]
-    return replace(program, assignments=tuple(order))
+    return replace(program, assignments=tuple(order), depth_first=True)
 
 
 def schedule_for_registers(program: Program) -> Program:

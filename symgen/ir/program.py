@@ -81,6 +81,9 @@ class Program:
     outputs: tuple[tuple[ArraySpec, tuple[Expr, ...]], ...]
     doc: str = ""
     solves: tuple[Solve, ...] = ()
+    #: Whether the assignments are ordered depth-first from the outputs, each just before
+    #: its first use (:func:`symgen.ir.optimize.schedule`): a backend keeps them there.
+    depth_first: bool = False
 
     def __getattr__(self, name: str) -> object:
         if name in _MOVED:  # the methods that became functions of their modules

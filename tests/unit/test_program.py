@@ -238,6 +238,23 @@ def test_a_sum_read_once_gives_its_constant_to_the_sum_reading_it():
         assert np.max(np.abs(evaluate(merged, q=q)["out"] - expected)) <= bound
 
 
+def test_angles_print_in_pairs_unless_the_order_is_depth_first():
+    """Two angles' sines and cosines print as one symgen_sincos2 before the first read of
+    either (both are inputs: at the top); a program ordered depth-first keeps its scalar
+    calls where they are (pairs would move them away from their uses)."""
+    b = ProgramBuilder("k")
+    q = b.input("q", 3)
+    s0, c0, s1, c1 = (b.emit(f(x)) for x in (q[0], q[1]) for f in (sin, cos))
+    b.output("out", 2, [s0 * q[2] + c0, c1 * s1 + q[2]])
+    program = optimize(b.build())
+    lines = CPrinter().body(program)
+    assert lines[1].startswith("symgen_sincos2(q[0], q[1], &") and not any(
+        "symgen_sin(" in line or "symgen_cos(" in line for line in lines)
+    scheduled = CPrinter().body(schedule(program))
+    assert not any("symgen_sincos2" in line for line in scheduled)
+    assert sum("symgen_sin(" in line or "symgen_cos(" in line for line in scheduled) == 4
+
+
 def test_dead_code_is_removed():
     b = ProgramBuilder("k")
     q = b.input("q", 2)
