@@ -25,6 +25,13 @@ The method (the C text below reads like it):
    select and the flips sign-bit exclusive-ors: no branch, since the quadrant of a random
    angle is unpredictable (a branch on it mispredicts half the time).
 
+Two angles at once: ``symgen_sincos2`` runs the same operations in the two lanes of a
+GCC/Clang vector (:data:`VECTOR_CONDITION`: SSE2, AArch64), so its results are
+``symgen_sincos``'s bit for bit in half the arithmetic; the quadrant's swap and signs act on
+the vector's bits, and the range check comes after the polynomials (no branch between them
+and their uses), an angle out of range going to libm out of line. The C printer pairs a
+program's angles (:func:`angle_pairs`) unless the program is ordered depth-first.
+
 Accuracy, measured against glibc's correctly-rounded-in-practice ``sin``/``cos`` over 2·10^7
 arguments in ±100 (a third of them in ±0.1): ``double`` within 1.2e-16 absolute (2 ulp),
 ``float`` within 6.8e-8 (about 1.1 ulp of 1; glibc's ``sinf`` is within 3.3e-8). Both are
