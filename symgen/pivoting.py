@@ -8,19 +8,25 @@ from __future__ import annotations
 
 import numpy as np
 
+#: Rows whose remaining norms are within this fraction of the largest tie: the first of
+#: them is picked, so that rows of equal norm (a planar loop's two force rows) give the same
+#: choice whatever the rounding of the machine's arithmetic.
+TIE = 1e-12
+
 
 def pivot_rows(g: np.ndarray, count: int) -> list[int]:
-    """``count`` rows of ``g`` picked greedily (module documentation), ascending."""
+    """``count`` rows of ``g`` picked greedily (module documentation; ties: :data:`TIE`),
+    ascending."""
     residual = np.array(g, float)
     picked: list[int] = []
     for _ in range(count):
         norms = np.linalg.norm(residual, axis=1)
         norms[picked] = -1.0
-        k = int(np.argmax(norms))
+        k = int(np.flatnonzero(norms >= norms.max() * (1.0 - TIE))[0])
         picked.append(k)
         e = residual[k] / norms[k]
         residual -= np.outer(residual @ e, e)
     return sorted(picked)
 
 
-__all__ = ["pivot_rows"]
+__all__ = ["TIE", "pivot_rows"]

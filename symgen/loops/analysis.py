@@ -162,7 +162,7 @@ ALIGN_TOLERANCE = 1e-12
 def aligned_basis(u: Array) -> Array:
     """An orthonormal basis (rows) of the row space of the orthonormal rows ``u``, chosen to
     be as sparse as that space allows: the rows reduced to the identity on the columns
-    :func:`_pivots` picks (the raw constraints best represented), then
+    :func:`~symgen.pivoting.pivot_rows` picks (the raw constraints best represented), then
     orthonormalised in that order (Gram-Schmidt by QR), entries within
     :data:`ALIGN_TOLERANCE` of 0 or ±1 made exact. A space spanned by raw constraint rows
     (a planar revolute loop keeps the two in-plane forces) gets exactly those rows: the
@@ -170,29 +170,13 @@ def aligned_basis(u: Array) -> Array:
     is any rotation of them), and λ are the forces along the cut frame's axes."""
     if u.shape[0] == 0:
         return u
-    pivots = _pivots(u)
+    pivots = pivot_rows(u.T, u.shape[0])
     reduced = np.linalg.solve(u[:, pivots], u)
     q, r = np.linalg.qr(reduced.T)
     basis = (q * np.sign(np.diag(r))).T
     for target in (0.0, 1.0, -1.0):
         basis[np.abs(basis - target) <= ALIGN_TOLERANCE] = target
     return basis
-
-
-def _pivots(u: Array) -> list[int]:
-    """Columns of ``u`` picked greedily by the largest norm left (ascending), the first of
-    those within :data:`ALIGN_TOLERANCE` of the largest: the same columns on every machine
-    where norms tie (a planar loop's two forces both have norm 1)."""
-    residual = np.array(u, float)
-    picked: list[int] = []
-    for _ in range(u.shape[0]):
-        norms = np.linalg.norm(residual, axis=0)
-        norms[picked] = -1.0
-        k = int(np.flatnonzero(norms >= norms.max() - ALIGN_TOLERANCE)[0])
-        picked.append(k)
-        e = residual[:, k] / norms[k]
-        residual -= np.outer(e, e @ residual)
-    return sorted(picked)
 
 
 def _loop_report(closure: LoopClosure, cut: CutJoint, q: Array) -> LoopReport:

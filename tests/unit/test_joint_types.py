@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from symgen.formulations.tree.hinges import twist_angle
 from symgen.ir.printer import evaluate
 from symgen.ir.program import ProgramBuilder
 from symgen.joints import JOINT_TYPES
@@ -15,6 +16,7 @@ from symgen.model import Joint, JointType
 from symgen.model.reduction import joint_motion
 from symgen.reference._numeric import NumericJoint, planar_basis
 from symgen.reference.joints import JOINTS
+from symgen.reference.spatial import rotation_about
 from symgen.spatial import emit_mat, mat_mul, number
 
 MOVABLE = [t for t in JointType if t is not JointType.FIXED]
@@ -147,3 +149,26 @@ def test_symbolic_integration_equals_reference(t, scale):
         qn, sn = _random_q(kind, rng), scale * rng.standard_normal(kind.nv)
         out = evaluate(program, q=qn, step=sn)["out"]
         np.testing.assert_allclose(out, ref.integrate(qn, sn), atol=TOL)
+
+
+def test_a_placement_turning_about_the_joint_axis_joins_the_angle():
+    """twist_angle: R_T = R_a(φ) about a random unit axis (seed 4) gives φ = 0.7, so that
+    R_T R_a(θ) = R_a(θ + φ) (rotations of symgen.reference); a turn about another axis, or
+    a signed permutation (free to multiply), gives None."""
+    a = np.random.default_rng(4).normal(size=3)
+    a /= np.linalg.norm(a)
+
+    def numbers(m):
+        return tuple(tuple(number(float(x)) for x in row) for row in m)
+
+    axis = tuple(number(float(x)) for x in a)
+    phi = twist_angle(numbers(rotation_about(a, 0.7)), axis)
+    assert phi == pytest.approx(0.7, abs=1e-14)
+    theta = -1.3
+    np.testing.assert_allclose(rotation_about(a, 0.7) @ rotation_about(a, theta),
+                               rotation_about(a, theta + phi), atol=1e-15)
+    other = np.cross(a, [1.0, 0.0, 0.0])
+    assert twist_angle(numbers(rotation_about(other / np.linalg.norm(other), 0.7)),
+                       axis) is None
+    z = tuple(number(x) for x in (0.0, 0.0, 1.0))
+    assert twist_angle(numbers([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]), z) is None

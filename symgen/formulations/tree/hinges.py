@@ -32,6 +32,7 @@ from symgen.ir.program import ProgramBuilder
 from symgen.joints import JOINT_TYPES
 from symgen.joints.base import BiasFn, Step
 from symgen.model import JointType, Model
+from symgen.model.joint_motion import rotation_about
 from symgen.model.scalars import Scalar, parameter_symbol
 from symgen.model.transform import planar_directions
 from symgen.spatial import (
@@ -239,8 +240,7 @@ def twist_angle(r_t: Mat3, axis: Vec3) -> float | None:
     u /= np.linalg.norm(u)
     ru = r @ u
     phi = math.atan2(float(a @ np.cross(u, ru)), float(u @ ru))
-    k = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
-    turn = np.eye(3) + math.sin(phi) * k + (1.0 - math.cos(phi)) * (k @ k)  # Rodrigues
+    turn = np.array(rotation_about(tuple(float(x) for x in a), phi), dtype=float)
     return phi if np.max(np.abs(turn - r)) <= TWIST_TOLERANCE else None
 
 
