@@ -27,9 +27,10 @@ states = ns per call; the programs run ``rounds`` times, interleaved (the order 
 round), on one pinned core, and a figure is the median over the rounds.
 
 - symgen: ``m_constrained_forward_dynamics(q, v, tau, a, lam)`` (``symgen.generate(model,
-  ["constrained_forward_dynamics"])``, gcc -std=c99 -O3); beside it the constraint
-  embedding's ``m_forward_dynamics_embedded`` and, as a floor, the open tree's own forward
-  dynamics (the loop joints removed: :data:`OPEN_TREE`, checked against
+  ["constrained_forward_dynamics"])``, gcc -std=c99 -O3: the derivation with fewer
+  operations); beside it each of its two derivations forced (:data:`METHODS`:
+  ``Options(forward_dynamics="multipliers" | "embedded")``) and, as a floor, the open
+  tree's own forward dynamics (the loop joints removed: :data:`OPEN_TREE`, checked against
   ``symgen.reference``).
 - Pinocchio (the pin wheel's headers, g++ -std=c++17 -O3 with the wheel's compile
   definitions, as ``bench.kernel_speed``): the model serialised with ``saveToBinary``, the
@@ -127,18 +128,17 @@ from .peers.mujoco_peer import DRIVER_MAIN
 from .peers.pinocchio_codegen import CONSTRAINT_MODELS_READER
 
 KERNEL = "constrained_forward_dynamics"
-#: Issue 15's embedded formulation, timed beside the multipliers: forward_dynamics_embedded
-#: (q, v, τ → q̈; the cheaper of its two derivations), and forward_dynamics, which picks the
-#: cheaper of the embedded and the multiplier formulation by operation count.
-EMBEDDED = "forward_dynamics_embedded"
-CALLS = {"symgen": "m_constrained_forward_dynamics(q, v, tau, a, lam)",
-         "embedded": "m_forward_dynamics_embedded(q, v, tau, a)"}
+CALL = "m_constrained_forward_dynamics(q, v, tau, a, lam)"
+#: The two derivations of constrained_forward_dynamics, each timed on its own (forced by
+#: Options.forward_dynamics) beside the default, which keeps the one with fewer operations:
+#: issue 15's comparison of the constraint embedding with the multipliers.
+METHODS = ("multipliers", "embedded")
 #: The open tree's forward dynamics (the loop joints removed), timed as a floor for issue
 #: 15's goal: both loop formulations compute its M and bias forces and the loop terms on top.
 #: The cheaper of these by operation count.
 OPEN_TREE = ("forward_dynamics_ltdl", "forward_dynamics_aba")
-#: Issue 15's goal: the embedded formulation this many times faster than the multipliers on
-#: the four-bar knee.
+#: Issue 15's goal: the embedding this many times faster than the multipliers on the
+#: four-bar knee.
 EMBEDDED_TARGET = 1.5
 MODELS = ("five_bar", "delta_robot", "four_bar_knee")
 EXAMPLES = ROOT / "examples" / "models"
@@ -179,9 +179,12 @@ MODES: dict[str, dict[str, Any]] = {
 }
 
 TIMED = {
-    "symgen": "m_constrained_forward_dynamics(q, v, tau, a, lam) (gcc -std=c99 -O3).",
-    "embedded": "m_forward_dynamics_embedded(q, v, tau, a): constraint embedding, the "
-    "independent entries of v (gcc -std=c99 -O3; same C file).",
+    "symgen": "m_constrained_forward_dynamics(q, v, tau, a, lam) (gcc -std=c99 -O3): the "
+    "derivation with fewer operations.",
+    "multipliers": "the same kernel derived with multipliers "
+    "(Options(forward_dynamics='multipliers')).",
+    "embedded": "the same kernel derived by constraint embedding "
+    "(Options(forward_dynamics='embedded')).",
     "pinocchio": "pinocchio::constraintDynamics(model, data, q, v, tau, constraint models, "
     "datas, ProximalSettings(0, 1e-12, 1e-8, 100)) after one initConstraintDynamics "
     "(g++ -std=c++17 -O3); the constraint models of symgen.peers.pinocchio_constraints "
@@ -501,9 +504,9 @@ def worst_residual(a: Array, states: Mapping[str, Array]) -> float:
 
 # ------------------------------------------------------------------------------ symgen
 def prepare_symgen(model: Model, ks: symgen.KernelSet, states: Mapping[str, Array],
-                   work: Path, call: str = CALLS["symgen"]) -> Runner:
-    """symgen's timing program of the C call ``call`` (:data:`CALLS`: the multipliers, or
-    the embedding; or an open-tree kernel)."""
+                   work: Path, call: str = CALL) -> Runner:
+    """symgen's timing program of the C call ``call`` (:data:`CALL`, or an open-tree
+    kernel)."""
     symgen.write_c(ks, work, prefix="m")
     for key in ("q", "v", "tau"):
         np.ascontiguousarray(states[key], dtype=np.float64).tofile(work / f"{key}.bin")
@@ -842,7 +845,14 @@ def measure_model(name: str, count: int, repeats: int, rounds: int,
     started = time.perf_counter()
     states = consistent_states(model, count, seed=0)
     log(f"  {name}: {count} consistent states in {time.perf_counter() - started:.0f} s")
-    ks = symgen.generate(model, [KERNEL, EMBEDDED, "forward_dynamics", *OPEN_TREE])
+    ks = symgen.generate(model, [KERNEL, *OPEN_TREE])
+    by_method = {}
+    for method in METHODS:  # each derivation forced, where the model admits it
+        try:
+            by_method[method] = symgen.generate(model, [KERNEL],
+                                                symgen.Options(forward_dynamics=method))
+        except symgen.SymgenError as exc:
+            log(f"  {name}: constrained_forward_dynamics by {method} not available: {exc}")
     loops = analyse_loops(model)
     tree_kernel = min(OPEN_TREE, key=lambda k: ks.op_counts()[k]["total"])
     entry: dict[str, Any] = {
@@ -850,10 +860,8 @@ def measure_model(name: str, count: int, repeats: int, rounds: int,
         "loop_joints": [j.name for j in model.loop_joints], "states": count,
         "repeats": repeats, "rounds": rounds,
         "ops": ks.op_counts()[KERNEL], "rows": {"symgen": loops.rank},
-        "ops_embedded": ks.op_counts()[EMBEDDED],
-        "embedded_methods": ks.alternatives.get(EMBEDDED, {}),
-        "forward_dynamics": {"choice": ks.choices.get("forward_dynamics", ""),
-                             "ops": ks.alternatives.get("forward_dynamics", {})},
+        "method": ks.choices.get(KERNEL, next(iter(by_method), "")),
+        "methods": {m: k.op_counts()[KERNEL] for m, k in by_method.items()},
         "open_tree": {"kernel": tree_kernel, "ops": ks.op_counts()[tree_kernel]},
         "ns": {}, "spread": {}, "accuracy": {}, "reference_error": {}, "residual": {},
         "iterations": {},
@@ -872,12 +880,12 @@ def measure_model(name: str, count: int, repeats: int, rounds: int,
             raise RuntimeError(f"symgen on {name} disagrees with the numpy solution: "
                                f"{entry['check_error']:.1e}")
         a_sym = first["a"]
-        runners["embedded"] = prepare_symgen(model, ks, states, folder("embedded"),
-                                             CALLS["embedded"])
-        entry["check_error_embedded"] = worst_error(runners["embedded"](1)["a"], expected)
-        if not entry["check_error_embedded"] <= CHECK_RTOL:
-            raise RuntimeError(f"symgen's embedding on {name} disagrees with the numpy "
-                               f"solution: {entry['check_error_embedded']:.1e}")
+        for method, method_ks in by_method.items():
+            runners[method] = prepare_symgen(model, method_ks, states, folder(method))
+            error = worst_error(runners[method](1)["a"], expected)
+            if not error <= CHECK_RTOL:
+                raise RuntimeError(f"symgen's {method} derivation on {name} disagrees with "
+                                   f"the numpy solution: {error:.1e}")
         runners["open_tree"] = prepare_symgen(model, ks, states, folder("open_tree"),
                                               f"m_{tree_kernel}(q, v, tau, a)")
         entry["open_tree"]["check_error"] = worst_error(runners["open_tree"](1)["a"],
@@ -940,11 +948,10 @@ def measure_model(name: str, count: int, repeats: int, rounds: int,
                     continue
                 entry["residual"][tool] = worst_residual(out["a"], states)
                 entry["reference_error"][tool] = worst_error(out["a"], expected)
-                if tool not in ("symgen", "embedded"):
+                if tool != "symgen":
                     entry["accuracy"][tool] = worst_error(out["a"], a_sym)
+                if tool not in ("symgen", *METHODS):
                     entry["rows"].setdefault(tool.split("_")[0], out["rows"])
-                elif tool == "embedded":
-                    entry["accuracy"][tool] = worst_error(out["a"], a_sym)
                 if tool.startswith("pinocchio") or tool == "lcaba":
                     entry["iterations"][tool] = {"max_iter": out["max_iter"],
                                                  "mean": out["iterations_mean"],
@@ -1029,7 +1036,7 @@ def measure(models: Sequence[str], count: int, repeats: int, rounds: int, mode: 
                      "mujoco": {"solref": list(SOLREF), "solimp": list(SOLIMP),
                                 "axis_offset": AXIS_OFFSET}},
         "timed": {k: v for k, v in TIMED.items()
-                  if k in ("symgen", "embedded") or k.split("_")[0] in peers},
+                  if k in ("symgen", *METHODS) or k.split("_")[0] in peers},
         "results": [], "complete": False,
     }
     cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
@@ -1210,47 +1217,47 @@ def summary(res: Mapping[str, Any]) -> str:
 
 
 def embedded_summary(res: Mapping[str, Any]) -> str:
-    """Issue 15's line: the embedding against the multipliers, model by model, the 1.5×
-    goal on the knee, and whether forward_dynamics's choice (by operation count) is the
-    faster in time (within the spread of the interleaved runs)."""
-    results = [e for e in res["results"] if "embedded" in e["ns"]]
+    """Issue 15's line: the embedding against the multipliers (both derivations of
+    constrained_forward_dynamics), model by model, the 1.5× goal on the knee, and whether
+    the kernel's choice (by operation count) is the faster in time (within the spread of
+    the interleaved runs)."""
+    results = [e for e in res["results"] if all(m in e["ns"] for m in METHODS)]
     if not results:
-        return "the embedded formulation was not measured."
+        return "the two derivations were not both measured."
     parts = []
     wrong = []
     for e in results:
-        speedup = e["ns"]["symgen"] / e["ns"]["embedded"]
+        speedup = e["ns"]["multipliers"] / e["ns"]["embedded"]
         parts.append(f"{e['model']} ×{speedup:.2f}")
-        chosen = "embedded" if e["forward_dynamics"]["choice"].startswith("embedded") \
-            else "symgen"
-        other = "symgen" if chosen == "embedded" else "embedded"
+        chosen = e["method"]
+        other = next(m for m in METHODS if m != chosen)
         low, _ = e["spread"][other]
         _, high = e["spread"][chosen]
         if e["ns"][chosen] > e["ns"][other] and high > low and \
                 e["ns"][chosen] - e["ns"][other] > (high - low):
-            wrong.append(f"{e['model']} (picked {e['forward_dynamics']['choice']}, "
-                         f"{e['ns'][chosen]:.0f} ns against {e['ns'][other]:.0f} ns)")
-    text = ("symgen's embedded forward dynamics against its multiplier formulation "
-            "(multiplier ns / embedded ns): " + ", ".join(parts) + ". ")
+            wrong.append(f"{e['model']} (picked {chosen}, {e['ns'][chosen]:.0f} ns against "
+                         f"{e['ns'][other]:.0f} ns)")
+    text = ("constrained_forward_dynamics by constraint embedding against the same with "
+            "multipliers (multipliers ns / embedding ns): " + ", ".join(parts) + ". ")
     knee = next((e for e in results if e["model"] == "four_bar_knee"), None)
     if knee is not None:
-        speedup = knee["ns"]["symgen"] / knee["ns"]["embedded"]
+        speedup = knee["ns"]["multipliers"] / knee["ns"]["embedded"]
         verdict = "met" if speedup >= EMBEDDED_TARGET else "**missed**"
         text += (f"The {EMBEDDED_TARGET:g}× goal on the four-bar knee is {verdict} "
-                 f"(×{speedup:.2f}; operations {knee['ops']['total']:,} against "
-                 f"{knee['ops_embedded']['total']:,}: both formulations compute M, the "
+                 f"(×{speedup:.2f}; operations {knee['methods']['multipliers']['total']:,} "
+                 f"against {knee['methods']['embedded']['total']:,}: both compute M, the "
                  "Newton-Euler bias, G and Ġq̇; the embedding saves the LᵀDL of the whole M "
                  "and the Schur complement, a fraction of a 5-DOF leg's cost). ")
         tree = knee.get("open_tree")
         if tree is not None and "open_tree" in knee["ns"]:
-            needed = knee["ns"]["symgen"] / EMBEDDED_TARGET
+            needed = knee["ns"]["multipliers"] / EMBEDDED_TARGET
             text += (f"The goal asks for at most {_ns(needed)} ns; the knee's open tree, "
                      f"its loop joint removed, takes {_ns(knee['ns']['open_tree'])} ns for "
                      f"its own forward dynamics (`{tree['kernel']}`, "
                      f"{tree['ops']['total']:,} operations: M, the bias forces and "
-                     "M's LᵀDL), while both loop formulations compute the same M and bias "
+                     "M's LᵀDL), while both derivations compute the same M and bias "
                      "forces and the loop's Jacobian and Ġq̇ on top. ")
-    text += ("`forward_dynamics` picks by operation count: " + (
+    text += ("constrained_forward_dynamics picks by operation count: " + (
         "the faster of the two in time on every model, or within the spread of the runs."
         if not wrong else "slower than the other beyond the spread on " + ", ".join(wrong)
         + "."))
@@ -1299,13 +1306,12 @@ def section(res: Mapping[str, Any]) -> str:
         "",
         "What is timed:",
         "",
-        "- **symgen**: `m_constrained_forward_dynamics(q, v, tau, a, lam)`: straight-line C "
-        "(LᵀDL of M, the Schur complement on the independent loop rows).",
-        "- **symgen, embedded**: `m_forward_dynamics_embedded(q, v, tau, a)`: the constraint "
-        "embedding (docs/loops.md): the independent entries of v, the cheaper of the "
-        "embedded articulated-body recursion and the reduced mass matrix; its operation "
-        "counts per derivation in the table. *forward_dynamics picks*: the formulation "
-        "`forward_dynamics` takes (the fewer operations).",
+        "- **symgen**: `m_constrained_forward_dynamics(q, v, tau, a, lam)`: straight-line C, "
+        "the derivation with fewer operations (*symgen picks*) of two, each also timed on "
+        "its own (`Options(forward_dynamics=...)`, docs/loops.md): **multipliers** (LᵀDL of "
+        "M, the Schur complement on the independent loop rows) and **embedding** (the "
+        "reduced equations in the independent coordinates, λ from the dependent "
+        "coordinates' rows).",
         "- **open tree**: the same model's tree with its loop joints removed, its own forward "
         "dynamics (`m_forward_dynamics_ltdl` or `m_forward_dynamics_aba`, the fewer "
         "operations; checked against `symgen.reference`'s articulated-body algorithm): not a "
@@ -1360,32 +1366,31 @@ def section(res: Mapping[str, Any]) -> str:
         "constraints are soft: its regularisation (1 − d)/d ≈ 1e-4 of each row's inertia "
         "stays, which its accuracy shows.",
         "",
-        "symgen's formulations (ns per call; constraint rows: symgen's independent ones, "
+        "symgen's derivations (ns per call; constraint rows: symgen's independent ones, "
         "Pinocchio's, MuJoCo's):",
         "",
     ]
     rows = []
     for e in res["results"]:
         r = e["rows"]
-        methods = e.get("embedded_methods", {})
+
+        def derivation(method: str, e: Mapping[str, Any] = e) -> str:
+            if method not in e["ns"]:
+                return "—"
+            return f"{e['methods'][method]['total']:,} / {_ns(e['ns'][method])}"
+
         rows.append([
             e["model"], e["nv"], e["dof"],
             " / ".join(str(r[k]) if k in r else "—" for k in ("symgen", "pinocchio", "mujoco")),
-            f"{e['ops']['total']:,}", _ns(e["ns"]["symgen"]),
-            (f"{e['ops_embedded']['total']:,} ("
-             + ", ".join(f"{k} {v:,}" for k, v in methods.items()) + ")"
-             if "ops_embedded" in e else "—"),
-            (f"{_ns(e['ns']['embedded'])} (×{e['ns']['symgen'] / e['ns']['embedded']:.2f})"
-             if "embedded" in e["ns"] else "—"),
-            e.get("forward_dynamics", {}).get("choice", "—"),
+            e["method"], f"{e['ops']['total']:,}", _ns(e["ns"]["symgen"]),
+            *(derivation(m) for m in METHODS),
             (f"{_ns(e['ns']['open_tree'])} ({e['open_tree']['ops']['total']:,} ops)"
              if "open_tree" in e["ns"] else "—"),
         ])
     parts.append(table(
-        ["model", "nv", "DOF", "constraint rows (symgen / Pin. / MuJoCo)", "symgen ops",
-         "symgen ns", "embedded ops (recursion, reduced)",
-         "embedded ns (multipliers / embedded)", "forward_dynamics picks",
-         "open tree ns (ops)"], rows, "lrrlrrrrlr"))
+        ["model", "nv", "DOF", "constraint rows (symgen / Pin. / MuJoCo)", "symgen picks",
+         "symgen ops", "symgen ns", "multipliers ops / ns", "embedding ops / ns",
+         "open tree ns (ops)"], rows, "lrrllrrrrr"))
     parts += ["", "Against the peers (ns per call, ratio = peer / symgen: > 1, symgen faster; "
               "*headline*: the faster of lcaba and CodeGenConstraintDynamics):", ""]
     below: dict[str, str] = {}
@@ -1453,8 +1458,8 @@ def section(res: Mapping[str, Any]) -> str:
     parts += ["", f"**Target (at least {st['target']:g}× faster than the faster of Pinocchio's "
               "`lcaba` and `CodeGenConstraintDynamics` on each model):** " + summary(res),
               "", "**Constraint embedding (issue 15's goal: at least 1.5× faster than the "
-              "multipliers on the four-bar knee; `forward_dynamics` never slower than the "
-              "other formulation by more than noise):** " + embedded_summary(res)]
+              "multipliers on the four-bar knee; the kernel's pick never slower than the "
+              "other derivation by more than noise):** " + embedded_summary(res)]
     return "\n".join(parts)
 
 

@@ -78,6 +78,8 @@ class Kernel:
       ``method``), each derived and the cheapest kept; ``fallbacks``: further methods,
       derived only when none of ``methods`` applies to the model (the costlier derivations
       of a kernel, kept by name for tests and for models the first ones decline);
+      ``method_option``: the option (an attribute of the formulation's options) that
+      narrows ``methods`` to the one it names (any other value: all of them);
     - ``default``: generated when no kernel list is given;
     - ``tolerance``: the bound of :mod:`symgen.apps.verify` against the peers when the default
       (1e-10) does not hold for the kernel's conditioning, with the reason in ``doc``;
@@ -125,6 +127,7 @@ class Kernel:
     loop_variants: tuple[str, ...] = ()
     methods: tuple[str, ...] = ()
     fallbacks: tuple[str, ...] = ()
+    method_option: str = ""
     doc: str = ""
     tolerance: float | None = None
     float_check: bool = True

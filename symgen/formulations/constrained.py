@@ -63,7 +63,7 @@ import numpy as np
 
 from symgen.errors import SymgenError
 from symgen.formulations import dense
-from symgen.formulations.loop_constraints import bias, constraints, jacobian
+from symgen.formulations.loop_constraints import bias, jacobian, stabilised_bias
 from symgen.formulations.ltdl import factored_bias, ltdl_lower_solve, ltdl_transposed_solve
 from symgen.formulations.recursions import inverse_dynamics as tree_inverse_dynamics
 from symgen.formulations.tree.hinges import SymbolicTree
@@ -88,13 +88,7 @@ def forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
     g_all = jacobian(b, tree, rows)
     gamma_all = bias(b, tree, v, rows)
     g = [g_all[i] for i in keep]
-    gamma = [gamma_all[i] for i in keep]
-    if baumgarte is not None:  # Ġq̇ + 2α G q̇ + β² Φ
-        alpha, beta = (float(x) for x in baumgarte)
-        phi_all = constraints(b, tree, rows)
-        gamma = [b.emit(gi + 2.0 * alpha * esum([x * vj for x, vj in zip(row, v, strict=True)])
-                        + beta * beta * phi_all[i])
-                 for gi, row, i in zip(gamma, g, keep, strict=True)]
+    gamma = stabilised_bias(b, tree, v, rows, g_all, gamma_all, keep, baumgarte)
     u0 = [b.emit(x * d) for x, d in zip(ltdl_transposed_solve(b, factors, parent, rhs),
                                         inverse_d, strict=True)]  # D⁻¹L⁻ᵀ(τ − C)
     m = len(g)

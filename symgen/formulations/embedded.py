@@ -30,6 +30,12 @@ over Φ_kᵀ are accumulated inward through S like composite inertias.
 **Inverse dynamics and mass matrix**: T_R = X_Sᵀ T_S with T_S the tree's Newton-Euler
 forces at θ̈_S = X_S θ̈_R + Ẋ_S θ̇_R, and 𝓜_R = Xᵀ 𝓜 X. The model's force elements add Q
 to T (:mod:`.element_forces`).
+
+**Constraint forces** (:func:`constrained_forward_dynamics`): with the map built from every
+rate v (not only θ̇_R), θ̈ = X θ̈_R + Ẋ θ̇_R spans the solutions of G θ̈ = −γ at any state, so
+the reduced equations give the q̈ of M q̈ + C = T + Gᵀλ, G q̈ + γ = 0 (Müller 2014, eq. 4),
+and λ follows from the dependent coordinates' rows: Y₁ᵀ λ_S = (𝓜 X θ̈_R − r)_dep, r = T −
+𝒞 − 𝓜 Ẋθ̇_R (:func:`multipliers`).
 """
 
 from __future__ import annotations
@@ -39,11 +45,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from symgen.errors import SymgenError
 from symgen.formulations import dense
 from symgen.formulations.articulated import _gain, hinge_factor
 from symgen.formulations.dense import Matrix, Vector
 from symgen.formulations.loop_constraints import bias as loop_bias
 from symgen.formulations.loop_constraints import jacobian as loop_jacobian
+from symgen.formulations.loop_constraints import stabilised_bias
 from symgen.formulations.recursions import (
     gyroscopic,
     hinge_rates,
@@ -130,6 +138,23 @@ def lu_solve(b: ProgramBuilder, f: LU, rhs: Sequence[Expr]) -> list[Expr]:
     return x
 
 
+def lu_transposed_solve(b: ProgramBuilder, f: LU, rhs: Sequence[Expr]) -> list[Expr]:
+    """``Y₁⁻ᵀ rhs``: Y₁ᵀ = Uᵀ Lᵀ P (P the row order), so Uᵀ y = rhs (forward), Lᵀ w = y
+    (backward, unit diagonal) and x = Pᵀ w."""
+    n = len(f.rows)
+    y: list[Expr] = []
+    for i in range(n):
+        y.append(b.emit((rhs[i] - esum([f.upper[k][i] * y[k] for k in range(i)]))
+                        * f.inv_pivot[i]))
+    w: list[Expr] = [ZERO] * n
+    for i in reversed(range(n)):
+        w[i] = b.emit(y[i] - esum([f.lower[k][i] * w[k] for k in range(i + 1, n)]))
+    x: list[Expr] = [ZERO] * n
+    for k, row in enumerate(f.rows):
+        x[row] = w[k]
+    return x
+
+
 @dataclass
 class EmbeddingMap:
     """The embedding map at one configuration: per node its X_S (rows: the node's DOFs in
@@ -149,9 +174,17 @@ class EmbeddingMap:
 
 def embedding_map(b: ProgramBuilder, tree: SymbolicTree, rows: Sequence[np.ndarray],
                   node_list: list[Node], independent: Sequence[int],
-                  v_ind: Sequence[Expr] | None) -> EmbeddingMap:
+                  v_ind: Sequence[Expr] | None, *, v: Sequence[Expr] | None = None,
+                  baumgarte: tuple[float, float] | None = None) -> EmbeddingMap:
     """X_S of every node and, given the independent rates ``v_ind`` (in the order of
-    ``independent``), the full rates θ̇ and Ẋ_S θ̇_R (module documentation)."""
+    ``independent``), the full rates θ̇ = X θ̇_R and Ẋ_S θ̇_R (module documentation).
+
+    Given instead every rate ``v`` (any v, on the loop manifold or not), θ̇ = v and the
+    particular acceleration −Y₁⁻¹γ of each node's dependent coordinates takes the
+    constraint's right-hand side at that v: γ = Ġ q̇, with ``baumgarte`` = (α, β) also
+    2α G q̇ + β² Φ (:func:`.loop_constraints.stabilised_bias`). θ̈ = X θ̈_R + Ẋ θ̇_R then
+    spans exactly the solutions of G θ̈ = −γ, and the embedded dynamics equal those with
+    multipliers (:mod:`.constrained`) at every state."""
     g = loop_jacobian(b, tree, rows) if any(n.rows for n in node_list) else []
     xs: list[Matrix] = []
     lus: list[LU | None] = []
@@ -168,25 +201,28 @@ def embedding_map(b: ProgramBuilder, tree: SymbolicTree, rows: Sequence[np.ndarr
             x_rows.update(zip(node.dependent, (-y1_inv_y2).emit(b), strict=True))  # −Y₁⁻¹Y₂
         xs.append(Matrix([x_rows[d] for d in node.dofs], len(node.independent)))  # X_S
         lus.append(factor)
-    v: list[Expr] = [ZERO] * tree.nv
+    rates: list[Expr] = [ZERO] * tree.nv if v is None else list(v)
     xdot_v: list[Expr] = [ZERO] * tree.nv
-    if v_ind is not None:
+    if v_ind is not None and v is None:
         for d, value in zip(independent, v_ind, strict=True):
-            v[d] = value
+            rates[d] = value
         for node, x in zip(node_list, xs, strict=True):  # θ̇_S = X_S θ̇_R
-            rates = x @ [v[d] for d in node.independent]
-            for d, rate in zip(node.dofs, rates, strict=True):
+            full = x @ [rates[d] for d in node.independent]
+            for d, rate in zip(node.dofs, full, strict=True):
                 if d in node.dependent:
-                    v[d] = b.emit(rate)
-        if any(n.rows for n in node_list):
-            gamma = loop_bias(b, tree, v, rows)
-            for node, factor in zip(node_list, lus, strict=True):
-                if factor is None:
-                    continue
-                w = lu_solve(b, factor, [gamma[i] for i in node.rows])
-                for d, value in zip(node.dependent, w, strict=True):
-                    xdot_v[d] = b.emit(-value)
-    return EmbeddingMap(node_list, xs, lus, v, xdot_v, tuple(independent))
+                    rates[d] = b.emit(rate)
+    if (v_ind is not None or v is not None) and any(n.rows for n in node_list):
+        used = [i for node in node_list for i in node.rows]
+        rhs = dict(zip(used, stabilised_bias(b, tree, rates, rows, g,
+                                             loop_bias(b, tree, rates, rows), used, baumgarte),
+                       strict=True))
+        for node, factor in zip(node_list, lus, strict=True):
+            if factor is None:
+                continue
+            w = lu_solve(b, factor, [rhs[i] for i in node.rows])
+            for d, value in zip(node.dependent, w, strict=True):
+                xdot_v[d] = b.emit(-value)
+    return EmbeddingMap(node_list, xs, lus, rates, xdot_v, tuple(independent))
 
 
 def project(b: ProgramBuilder, emb: EmbeddingMap, t: Sequence[Expr]) -> list[Expr]:
@@ -351,24 +387,79 @@ def _aggregate_sweep(b: ProgramBuilder, tree: SymbolicTree, emb: EmbeddingMap, n
     return U, D_fac, eps
 
 
-def reduced_forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, emb: EmbeddingMap,
-                             tau: Sequence[Expr], f_ext: Sequence[Expr] | None = None
-                             ) -> tuple[list[Expr], list[Expr]]:
-    """(θ̈_R, θ̈) from the reduced equations 𝓜_R θ̈_R = Xᵀ(T − 𝒞 − 𝓜 Ẋθ̇_R) (Jain 2009,
-    eq. 20: D_S = X_S* 𝓜_S X_S, and the check of §2.7), with 𝓜 by composite bodies, 𝒞 +
-    𝓜 Ẋθ̇_R by one Newton-Euler pass at θ̈ = Ẋθ̇_R and 𝓜_R by a dense LDLᵀ: the cheaper
-    route when the aggregates are large against the tree (small, planar or redundant
-    mechanisms)."""
+@dataclass
+class ReducedSolution:
+    """The reduced equations solved (:func:`reduced_solution`): θ̈_R, θ̈, 𝓜 X (nv × n_R)
+    and r = T − 𝒞 − 𝓜 Ẋθ̇_R over every coordinate (T the joint forces)."""
+
+    a_ind: list[Expr]
+    a: list[Expr]
+    mx: list[list[Expr]]
+    residual: list[Expr]
+
+
+def reduced_solution(b: ProgramBuilder, tree: SymbolicTree, emb: EmbeddingMap,
+                     tau: Sequence[Expr], f_ext: Sequence[Expr] | None = None
+                     ) -> ReducedSolution:
+    """The reduced equations 𝓜_R θ̈_R = Xᵀ(T − 𝒞 − 𝓜 Ẋθ̇_R) (Jain 2009, eq. 20: D_S =
+    X_S* 𝓜_S X_S, and the check of §2.7), with 𝓜 by composite bodies, 𝒞 + 𝓜 Ẋθ̇_R by
+    one Newton-Euler pass at θ̈ = Ẋθ̇_R and 𝓜_R by a dense LDLᵀ."""
     m = mass_matrix(b, tree)
-    m_r = reduced_mass_matrix(b, tree, emb, m)
+    mx = _mass_times_x(b, tree, emb, m)
+    m_r = _x_transposed_times(b, tree, emb, mx)
     # 𝒞 (+ g) by Newton-Euler at θ̈ = 0, whose passes the loop bias shares, then + 𝓜 Ẋθ̇
     bias = tree_inverse_dynamics(b, tree, emb.v, None, f_ext)
     moving = [d for d in range(tree.nv) if emb.xdot_v[d] is not ZERO]
-    rhs = project(b, emb, [b.emit(tau[i] - bias[i] - esum([m[i][d] * emb.xdot_v[d]
-                                                           for d in moving]))
-                           for i in range(tree.nv)])
-    a_ind = dense.solve(b, dense.ldlt(b, m_r), rhs)
-    return a_ind, expand(b, emb, a_ind)
+    residual = [b.emit(tau[i] - bias[i] - esum([m[i][d] * emb.xdot_v[d] for d in moving]))
+                for i in range(tree.nv)]
+    a_ind = dense.solve(b, dense.ldlt(b, m_r), project(b, emb, residual))
+    return ReducedSolution(a_ind, expand(b, emb, a_ind), mx, residual)
+
+
+def reduced_forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, emb: EmbeddingMap,
+                             tau: Sequence[Expr], f_ext: Sequence[Expr] | None = None
+                             ) -> tuple[list[Expr], list[Expr]]:
+    """(θ̈_R, θ̈) from the reduced equations (:func:`reduced_solution`): the cheaper route
+    when the aggregates are large against the tree (small, planar or redundant
+    mechanisms)."""
+    solution = reduced_solution(b, tree, emb, tau, f_ext)
+    return solution.a_ind, solution.a
+
+
+def multipliers(b: ProgramBuilder, emb: EmbeddingMap, solution: ReducedSolution,
+                keep: Sequence[int]) -> list[Expr]:
+    """λ of the independent loop rows ``keep`` (in that order) with 𝓜 θ̈ + 𝒞 = T + Gᵀλ at
+    the solution of the reduced equations. 𝓜 θ̈ + 𝒞 − T = 𝓜 X θ̈_R − r lies in the range
+    of Gᵀ (Xᵀ annihilates it, and G X = 0), and a node's rows act on its own coordinates
+    only: on its dependent ones, Y₁ᵀ λ_S = (𝓜 X θ̈_R − r)_dep, solved with the LU of Y₁
+    the map already holds (the constraint forces are what the tree's inverse dynamics
+    leaves unbalanced)."""
+    position = {row: i for i, row in enumerate(keep)}
+    lam: list[Expr | None] = [None] * len(keep)
+    for node, factor in zip(emb.nodes, emb.lu, strict=True):
+        if factor is None:
+            continue
+        unbalanced = [b.emit(esum([x * a for x, a in zip(solution.mx[d], solution.a_ind,
+                                                         strict=True)])
+                             - solution.residual[d]) for d in node.dependent]
+        for row, value in zip(node.rows, lu_transposed_solve(b, factor, unbalanced),
+                              strict=True):
+            lam[position[row]] = value
+    if any(x is None for x in lam):
+        raise SymgenError("a loop row outside every aggregate: no multipliers by embedding")
+    return [x for x in lam if x is not None]
+
+
+def constrained_forward_dynamics(b: ProgramBuilder, tree: SymbolicTree, emb: EmbeddingMap,
+                                 tau: Sequence[Expr], keep: Sequence[int],
+                                 f_ext: Sequence[Expr] | None = None
+                                 ) -> tuple[list[Expr], list[Expr]]:
+    """(θ̈, λ) of 𝓜 θ̈ + 𝒞 = T + Gᵀλ, G θ̈ + γ = 0 by embedding: θ̈ from the reduced
+    equations (:func:`reduced_solution`), λ from the dependent coordinates' rows
+    (:func:`multipliers`); ``emb`` built from every rate (``embedding_map(v=...)``), so
+    that the result is that of :func:`.constrained.forward_dynamics` at every state."""
+    solution = reduced_solution(b, tree, emb, tau, f_ext)
+    return solution.a, multipliers(b, emb, solution, keep)
 
 
 def inverse_dynamics(b: ProgramBuilder, tree: SymbolicTree, emb: EmbeddingMap,
@@ -386,20 +477,39 @@ def reduced_mass_matrix(b: ProgramBuilder, tree: SymbolicTree, emb: EmbeddingMap
                         m: list[list[Expr]] | None = None) -> list[list[Expr]]:
     """𝓜_R = Xᵀ 𝓜 X (``m``, else 𝓜 by composite bodies, Featherstone 2008, Table 6.2)."""
     m = mass_matrix(b, tree) if m is None else m
-    n = len(emb.independent)
+    return _x_transposed_times(b, tree, emb, _mass_times_x(b, tree, emb, m))
+
+
+def _x_map(emb: EmbeddingMap) -> dict[int, list[tuple[int, Expr]]]:
+    """X as a sparse map: coordinate d -> [(independent position, coefficient)]."""
     index = {d: i for i, d in enumerate(emb.independent)}
-    # X as a sparse map: coordinate d -> [(independent position, coefficient)]
     x_of: dict[int, list[tuple[int, Expr]]] = {d: [(index[d], ONE)] for d in emb.independent}
     for node, x in zip(emb.nodes, emb.X, strict=True):
         for d, row in zip(node.dofs, x, strict=True):
             if d in node.dependent:
                 x_of[d] = [(index[r], c) for r, c in zip(node.independent, row, strict=True)]
-    mx = [[ZERO] * n for _ in range(tree.nv)]  # 𝓜 X
+    return x_of
+
+
+def _mass_times_x(b: ProgramBuilder, tree: SymbolicTree, emb: EmbeddingMap,
+                  m: list[list[Expr]]) -> list[list[Expr]]:
+    """𝓜 X (nv × n_R)."""
+    n = len(emb.independent)
+    x_of = _x_map(emb)
+    mx = [[ZERO] * n for _ in range(tree.nv)]
     for i in range(tree.nv):
         for c in range(n):
             terms = [m[i][d] * coef for d, entries in x_of.items() for (col, coef) in entries
                      if col == c and m[i][d] is not ZERO]
             mx[i][c] = b.emit(esum(terms)) if terms else ZERO
+    return mx
+
+
+def _x_transposed_times(b: ProgramBuilder, tree: SymbolicTree, emb: EmbeddingMap,
+                        mx: list[list[Expr]]) -> list[list[Expr]]:
+    """Xᵀ (𝓜 X), symmetric: its lower triangle computed."""
+    n = len(emb.independent)
+    x_of = _x_map(emb)
     out = [[ZERO] * n for _ in range(n)]
     for r in range(n):
         for c in range(r + 1):
@@ -410,6 +520,7 @@ def reduced_mass_matrix(b: ProgramBuilder, tree: SymbolicTree, emb: EmbeddingMap
     return out
 
 
-__all__ = ["EmbeddingMap", "Node", "embedding_map", "expand", "forward_dynamics",
-           "inverse_dynamics", "lu", "lu_solve", "nodes", "project", "reduced_forward_dynamics",
-           "reduced_mass_matrix"]
+__all__ = ["EmbeddingMap", "Node", "ReducedSolution", "constrained_forward_dynamics",
+           "embedding_map", "expand", "forward_dynamics", "inverse_dynamics", "lu", "lu_solve",
+           "lu_transposed_solve", "multipliers", "nodes", "project", "reduced_forward_dynamics",
+           "reduced_mass_matrix", "reduced_solution"]

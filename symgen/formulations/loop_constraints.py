@@ -235,6 +235,24 @@ def bias(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
     return out
 
 
+def stabilised_bias(b: ProgramBuilder, tree: SymbolicTree, v: Sequence[Expr],
+                    rows: Sequence[np.ndarray], g: Sequence[Sequence[Expr]],
+                    gamma: Sequence[Expr], indices: Sequence[int],
+                    baumgarte: tuple[float, float] | None) -> list[Expr]:
+    """The right-hand side of the acceleration constraint G q̈ = −γ in the stacked rows
+    ``indices``: γ = Ġ q̇ (``gamma``, every stacked row, as :func:`bias` gives it) or, with
+    ``baumgarte`` = (α, β) in 1/s, Ġ q̇ + 2α G q̇ + β² Φ (Baumgarte 1972, *Stabilization of
+    constraints and integrals of motion in dynamical systems*, Comput. Methods Appl. Mech.
+    Eng. 1: the residual then obeys ë + 2α ė + β² e = 0 to first order); ``g`` the stacked
+    rows of G."""
+    if baumgarte is None:
+        return [gamma[i] for i in indices]
+    alpha, beta = (float(x) for x in baumgarte)
+    phi = constraints(b, tree, rows)
+    return [b.emit(gamma[i] + 2.0 * alpha * esum([x * vj for x, vj in zip(g[i], v, strict=True)])
+                   + beta * beta * phi[i]) for i in indices]
+
+
 def _turned_axis(b: ProgramBuilder, poses: dict[int, Pose], cut: CutFrames) -> Vec3:
     """R a₂: a universal cut joint's second axis (in F_C) in F_P."""
     fp, fc = _frame(b, poses, cut.parent), _frame(b, poses, cut.child)
@@ -341,4 +359,4 @@ def dependent_coordinates(b: ProgramBuilder, model: Model, q: Sequence[Expr],
 
 
 __all__ = ["ASSEMBLY_DAMPING", "ASSEMBLY_ITERATIONS", "assemble", "bias", "constraints",
-           "dependent_coordinates", "jacobian"]
+           "dependent_coordinates", "jacobian", "stabilised_bias"]

@@ -1,8 +1,12 @@
 """Constraint embedding (Jain 2009; symgen.loops.embedding, symgen.formulations.embedded):
 closed-loop dynamics in the independent coordinates, compiled, against
 
-- the multiplier formulation (constrained_forward_dynamics, issue 14's kernel: tree LᵀDL
-  and a Schur complement), projected onto the independent coordinates;
+- the multiplier formulation (forward_dynamics_multipliers, the q̈ of
+  constrained_forward_dynamics with multipliers: tree LᵀDL and a Schur complement),
+  projected onto the independent coordinates;
+- constrained_forward_dynamics by embedding against the same with multipliers and the numpy
+  saddle-point system, off the loop manifold too (drifted q, any v, Baumgarte's terms,
+  external forces);
 - the natural-coordinate formulation (compiled nc_accelerations, and its numpy reference
   lagrange_accelerations: least squares on the saddle-point matrix), the joint
   accelerations mapped onto the natural coordinates (tests/loop_mapping.py);
@@ -31,13 +35,14 @@ from paths import EXAMPLES
 
 import symgen
 from symgen import reference as ref
+from symgen.apps.verify.checks import reference_values
 from symgen.model.recut import recut
 from symgen.natural import NaturalOptions
 from symgen.reference.natural import lagrange_accelerations
 
 TOLERANCE = 1e-9
 KERNELS = ["embedded_forward_dynamics", "embedded_inverse_dynamics", "embedded_mass_matrix",
-           "constrained_forward_dynamics", "loop_jacobian", "forward_dynamics"]
+           "forward_dynamics_multipliers", "loop_jacobian", "forward_dynamics"]
 #: The Delta's natural-coordinate kernels take minutes to build (156 coordinates): its
 #: natural accelerations come from the numpy reference alone.
 COMPILED_NATURAL = ["four_bar", "slider_crank", "four_bar_knee", "five_bar", "four_bar_chain"]
@@ -75,7 +80,7 @@ def test_embedded_forward_dynamics_equals_multipliers_and_natural_coordinates(na
     for q, v, tau in assembled_states(model, lib, keep):
         a_ind, v_full, a = lib.embedded_forward_dynamics(q, v[ind], tau)
         assert relative_error(v_full, v) <= 1e-12  # the dependent rates recovered
-        a_mult, _ = lib.constrained_forward_dynamics(q, v, tau)
+        a_mult = lib.forward_dynamics_multipliers(q, v, tau)
         assert relative_error(a_ind, a_mult[ind]) <= TOLERANCE
         assert relative_error(a, a_mult) <= TOLERANCE
         assert relative_error(lib.forward_dynamics(q, v, tau), a_mult) <= TOLERANCE
@@ -174,3 +179,44 @@ def test_geared_rotor_reflects_its_inertia():
     for _ in range(3):
         q = ref.random_configuration(model, rng)
         assert relative_error(lib.embedded_mass_matrix(q), ref.mass_matrix(model, q)) <= 1e-12
+
+
+@cache
+def constrained(name: str, method: str):
+    """constrained_forward_dynamics by ``method`` with Baumgarte's terms and external forces,
+    and the loop kernels."""
+    model = load(name)
+    options = symgen.Options(forward_dynamics=method, baumgarte=(3.0, 5.0),
+                             external_forces=True)
+    ks = symgen.generate(model, ["constrained_forward_dynamics", "loop_jacobian"], options)
+    assert ks.choices.get("constrained_forward_dynamics", method).startswith(method)
+    return ks, symgen.compile_kernels(ks, vectorize=None)
+
+
+@pytest.mark.parametrize("name", ["four_bar", "slider_crank", "four_bar_knee", "five_bar",
+                                  "andrews_squeezer", "bricard"])
+def test_constrained_forward_dynamics_by_embedding_equals_multipliers_off_the_manifold(name):
+    # Any state (q drifted 1e-3 off the assembled configurations, v standard normal and not
+    # along the motion, random τ and external forces; seed 6): with θ̇ = v and the particular
+    # acceleration of the stabilised right-hand side, the embedded solution spans exactly
+    # the solutions of G q̈ = −γ, so q̈ and λ equal those with multipliers and the numpy
+    # saddle-point system of symgen.apps.verify's reference (the loop closure's G and Ġq̇)
+    model = load(name)
+    (ks, by_embedding), (_, by_multipliers) = (constrained(name, m)
+                                               for m in ("embedded", "multipliers"))
+    keep = list(ks.context.loops.rows)
+    rng = np.random.default_rng(6)
+    for q, _, tau in assembled_states(model, by_embedding, keep, seed=6):
+        q = ref.integrate(model, q, 1e-3 * rng.normal(size=model.nv), 1.0)
+        v = rng.normal(size=model.nv)
+        f_ext = rng.normal(size=(model.nbodies, 6))
+        state = {"q": q, "v": v, "tau": tau, "f_ext": f_ext, "params": [],
+                 "f_ext_dict": dict(zip(model.body_names, f_ext, strict=True))}
+        want = reference_values(ks, "constrained_forward_dynamics", state)
+        a_e, lam_e = by_embedding.constrained_forward_dynamics(q, v, tau, f_ext)
+        a_m, lam_m = by_multipliers.constrained_forward_dynamics(q, v, tau, f_ext)
+        for got in ((a_e, lam_e), (a_m, lam_m)):
+            assert relative_error(got[0], want["a"]) <= TOLERANCE
+            assert relative_error(got[1], want["lam"]) <= TOLERANCE
+        assert relative_error(a_e, a_m) <= TOLERANCE
+        assert relative_error(lam_e, lam_m) <= TOLERANCE

@@ -6,8 +6,6 @@ the derivatives along the loop manifold (:mod:`..derivatives`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from symgen.formulations import constrained, derivatives, embedded
 from symgen.formulations.tree.catalogue_derivatives import DIFFERENCE_TOLERANCE
 from symgen.formulations.tree.context import FORMULATION, TreeContext
@@ -15,33 +13,16 @@ from symgen.formulations.tree.derivation import (
     ACC_DOC,
     Derivation,
     elements_of,
+    embedding_of,
     flat,
     nv_shape,
     one,
+    plus_elements,
     tree_of,
     with_context,
 )
 from symgen.ir.expr import Expr
 from symgen.registry import Kernel, Output, register
-
-
-def _embedding_map(d: Derivation, c: TreeContext, v_ind: Sequence[Expr] | None
-                   ) -> embedded.EmbeddingMap:
-    """X_S of every aggregate at the configuration of ``d`` and, given ``v_ind``, the full
-    rates and Ẋ_S θ̇_R (:func:`symgen.formulations.embedded.embedding_map`)."""
-    tree = tree_of(d)
-    return embedded.embedding_map(d.b, tree, c.loop_rows,
-                                  embedded.nodes(tree, c.embedding, c.loop_keep),
-                                  c.embedding.independent, v_ind)
-
-
-def _plus_elements(d: Derivation, tau: Sequence[Expr], v: Sequence[Expr]) -> list[Expr]:
-    """τ + Q(q, q̇): the joint forces and the model's force elements."""
-    forces = elements_of(d, v)
-    if forces is None:
-        return list(tau)
-    return [d.b.emit(t + f) for t, f in zip(tau, forces, strict=True)]
-
 
 #: The derivations of embedded forward dynamics: the embedded articulated-body recursion
 #: and the reduced mass matrix (:mod:`symgen.formulations.embedded`); the cheaper is kept.
@@ -50,20 +31,20 @@ EMBEDDED_METHODS = ("aba", "reduced")
 
 def _embedded_solve(d: Derivation, emb: embedded.EmbeddingMap) -> tuple[list[Expr], list[Expr]]:
     """(θ̈_R, θ̈) by the derivation method ``d.method``."""
-    tau = _plus_elements(d, d.get("tau"), emb.v)
+    tau = plus_elements(d, d.get("tau"), emb.v)
     solve = embedded.reduced_forward_dynamics if d.method == "reduced" \
         else embedded.forward_dynamics
     return solve(d.b, tree_of(d), emb, tau, d.get("f_ext"))
 
 
 def _embedded_forward(d: Derivation, c: TreeContext) -> dict[str, list[Expr]]:
-    emb = _embedding_map(d, c, d.get("v_ind"))
+    emb = embedding_of(d, c, d.get("v_ind"))
     a_ind, a = _embedded_solve(d, emb)
     return {"a_ind": a_ind, "v": emb.v, "a": a}
 
 
 def _embedded_inverse(d: Derivation, c: TreeContext) -> dict[str, list[Expr]]:
-    emb = _embedding_map(d, c, d.get("v_ind"))
+    emb = embedding_of(d, c, d.get("v_ind"))
     forces = elements_of(d, emb.v)
     tau_ind, a = embedded.inverse_dynamics(d.b, tree_of(d), emb, d.get("a_ind"), d.get("f_ext"),
                                            forces)
@@ -71,10 +52,10 @@ def _embedded_inverse(d: Derivation, c: TreeContext) -> dict[str, list[Expr]]:
 
 
 def _embedded_forward_full(d: Derivation, c: TreeContext) -> list[Expr]:
-    """``forward_dynamics`` of a model with loops by embedding: q̈ from (q, v, τ), the
-    independent entries of v taken as θ̇_R."""
-    v = d.get("v")
-    return _embedded_solve(d, _embedding_map(d, c, [v[i] for i in c.embedding.independent]))[1]
+    """``forward_dynamics`` of a model with loops by embedding: q̈ from (q, v, τ) at any v,
+    with the loop bias of that v (and Baumgarte's terms, Options.baumgarte), as with
+    multipliers."""
+    return _embedded_solve(d, embedding_of(d, c, v=d.get("v"), baumgarte=c.baumgarte))[1]
 
 
 def _n_ind(c: TreeContext) -> tuple[int, ...]:
@@ -114,14 +95,14 @@ register(Kernel(
     "mass matrix of the independent coordinates Xᵀ M X (constraint embedding)", ("q",),
     one("M", lambda c: _n_ind(c) * 2, "Xᵀ M X (independent × independent, row-major)"),
     with_context(lambda d, c: flat(embedded.reduced_mass_matrix(
-        d.b, tree_of(d), _embedding_map(d, c, None)))),
+        d.b, tree_of(d), embedding_of(d, c, None)))),
     embedding=True, default=False, doc=_EMBEDDING_DOC,
 ))
 
 register(Kernel(
     "forward_dynamics_embedded", FORMULATION,
-    "forward dynamics of the closed loops by constraint embedding (v consistent: its "
-    "independent entries are used)",
+    "forward dynamics of the closed loops by constraint embedding (q̈ of "
+    "constrained_forward_dynamics at any v)",
     ("q", "v", "tau"), one("a", nv_shape, ACC_DOC + " satisfying the loop constraints"),
     with_context(_embedded_forward_full),
     takes_forces=True, loops=True, embedding=True, default=False, methods=EMBEDDED_METHODS,

@@ -5,19 +5,22 @@ and bias (:mod:`..loop_constraints`, Müller 2014), assembly and the dependent c
 
 from __future__ import annotations
 
-from symgen.formulations import constrained, loop_constraints, loop_step
+from symgen.formulations import constrained, embedded, loop_constraints, loop_step
 from symgen.formulations.tree.context import FORMULATION, TreeContext
 from symgen.formulations.tree.derivation import (
     ACC_DOC,
     Derivation,
     elements_of,
+    embedding_of,
     flat,
     nv_shape,
     one,
+    plus_elements,
     tree_of,
     tree_program,
     with_context,
 )
+from symgen.ir.expr import Expr
 from symgen.loops.actuation import Split, actuation, independent_coordinates
 from symgen.registry import Kernel, Output, register
 
@@ -70,6 +73,26 @@ register(Kernel(
     "(LoopClosure.least_norm_steps) from guesses near the closed loops.",
 ))
 
+#: The derivations of constrained forward dynamics: with multipliers
+#: (:func:`symgen.formulations.constrained.forward_dynamics`) and by constraint embedding
+#: (:func:`symgen.formulations.embedded.constrained_forward_dynamics`); the cheaper is kept.
+CONSTRAINED_METHODS = ("multipliers", "embedded")
+
+
+def _constrained_forward(d: Derivation, c: TreeContext) -> dict[str, list[Expr]]:
+    """(q̈, λ) of the closed loops by the derivation method ``d.method``."""
+    if d.method == "embedded":
+        emb = embedding_of(d, c, v=d.get("v"), baumgarte=c.baumgarte)
+        a, lam = embedded.constrained_forward_dynamics(
+            d.b, tree_of(d), emb, plus_elements(d, d.get("tau"), emb.v), d.loop_keep,
+            d.get("f_ext"))
+    else:
+        a, lam = constrained.forward_dynamics(d.b, tree_of(d), d.get("v"), d.get("tau"),
+                                              d.loop_rows, d.loop_keep, d.get("f_ext"),
+                                              c.baumgarte, elements_of(d))
+    return {"a": a, "lam": lam}
+
+
 register(Kernel(
     "constrained_forward_dynamics", FORMULATION,
     "forward dynamics of the closed loops: M q̈ + C = τ + Gᵀλ, G q̈ + Ġ q̇ = 0",
@@ -77,12 +100,15 @@ register(Kernel(
     (Output("a", nv_shape, ACC_DOC + " satisfying the loop constraints"),
      Output("lam", lambda c: (c.loop_rank,),
             "constraint forces λ of the independent loop rows (Gᵀλ in joint space)")),
-    with_context(lambda d, c: dict(zip(("a", "lam"), constrained.forward_dynamics(
-        d.b, tree_of(d), d.get("v"), d.get("tau"), d.loop_rows, d.loop_keep, d.get("f_ext"),
-        c.baumgarte, elements_of(d)), strict=True))),
-    comparison="system", takes_forces=True, loops=True,
+    with_context(_constrained_forward),
+    comparison="system", takes_forces=True, loops=True, methods=CONSTRAINED_METHODS,
+    method_option="forward_dynamics",
     doc="Options.baumgarte = (α, β) adds Baumgarte's stabilisation: G q̈ = −Ġq̇ − 2α G q̇ "
-    "− β² Φ (off by default; docs/loops.md).",
+    "− β² Φ (off by default; docs/loops.md). Derived with multipliers (the tree's LᵀDL and "
+    "the Schur complement of the loop rows; wherever G has full rank) and by constraint "
+    "embedding (the reduced equations, λ from the dependent coordinates' rows; wherever "
+    "the independent coordinates determine the motion); the cheaper is kept, or the one "
+    "Options.forward_dynamics names ('multipliers' or 'embedded').",
 ))
 
 register(Kernel(

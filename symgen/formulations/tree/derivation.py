@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from symgen.errors import SymgenError
+from symgen.formulations import embedded
 from symgen.formulations.element_forces import element_forces, element_potential
 from symgen.formulations.tree.context import INPUT_DOCS, TreeContext, TreeTarget, input_shape
 from symgen.formulations.tree.hinges import SNAP_TOLERANCE, SymbolicTree, build_tree
@@ -141,10 +142,30 @@ def elements_of(d: Derivation, v: Sequence[Expr] | None = None) -> list[Expr] | 
                           d.get("params") or (), d.snap)
 
 
+def plus_elements(d: Derivation, tau: Sequence[Expr], v: Sequence[Expr]) -> list[Expr]:
+    """τ + Q(q, q̇): the joint forces and the model's force elements at the rates ``v``."""
+    forces = elements_of(d, v)
+    if forces is None:
+        return list(tau)
+    return [d.b.emit(t + f) for t, f in zip(tau, forces, strict=True)]
+
+
 def element_forces_of(d: Derivation) -> list[Expr]:
     """Q(q, q̇) of the model's force elements at the input v, zeros when it has none (the
     ``element_forces`` kernel)."""
     return elements_of(d) or [ZERO] * tree_of(d).nv
+
+
+def embedding_of(d: Derivation, c: TreeContext, v_ind: Sequence[Expr] | None = None, *,
+                 v: Sequence[Expr] | None = None,
+                 baumgarte: tuple[float, float] | None = None) -> embedded.EmbeddingMap:
+    """X_S of every aggregate at the configuration of ``d`` and, given the independent rates
+    ``v_ind`` or every rate ``v``, the full rates and Ẋ_S θ̇_R
+    (:func:`symgen.formulations.embedded.embedding_map`)."""
+    tree = tree_of(d)
+    return embedded.embedding_map(d.b, tree, c.loop_rows,
+                                  embedded.nodes(tree, c.embedding, c.loop_keep),
+                                  c.embedding.independent, v_ind, v=v, baumgarte=baumgarte)
 
 
 def potential_of(d: Derivation) -> Expr:
@@ -161,10 +182,12 @@ __all__ = [
     "Values",
     "element_forces_of",
     "elements_of",
+    "embedding_of",
     "flat",
     "nv_nv_shape",
     "nv_shape",
     "one",
+    "plus_elements",
     "potential_of",
     "tree_of",
     "tree_program",

@@ -82,7 +82,7 @@ class TreeFormulation:
         out = []
         failures = []
         for method in methods:
-            for ways in (method.methods or ("",), method.fallbacks):
+            for ways in (_ways(method, options), method.fallbacks):
                 derived = len(out)
                 for way in ways:
                     for partition in partitions:
@@ -122,6 +122,14 @@ class TreeFormulation:
             ("NBODIES", model.nbodies, "moving bodies (rows of f_ext)"),
             ("NPARAMS", len(model.parameters), "runtime parameters"),
         ]
+
+
+def _ways(kernel: Kernel, options: Options) -> tuple[str, ...]:
+    """The derivation methods of ``kernel`` to try: the one its ``method_option`` names,
+    else all of them."""
+    ways = kernel.methods or ("",)
+    choice = getattr(options, kernel.method_option, None) if kernel.method_option else None
+    return (choice,) if choice in ways else ways
 
 
 def _label(kernel: str, method: str, partition: bool, mention_partition: bool,

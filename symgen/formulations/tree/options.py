@@ -26,7 +26,8 @@ class Options:
     - ``forward_dynamics``: method of the ``forward_dynamics`` kernel, ``"aba"``
       (articulated body), ``"ltdl"`` (mass matrix + sparse LᵀDL) or ``"auto"`` (fewer ops);
       for a model with loop joints, whose ``forward_dynamics`` closes the loops,
-      ``"embedded"`` (constraint embedding), ``"multipliers"`` or ``"auto"``.
+      ``"embedded"`` (constraint embedding), ``"multipliers"`` or ``"auto"``, which also
+      choose the method of ``constrained_forward_dynamics``.
     - ``frames``: frames (or bodies) of the per-frame kernels; default: the tips of the
       model (:func:`default_frames`); ``tuple(model.frame_names)`` for every frame.
       forward_kinematics reports every body and frame.
