@@ -211,7 +211,8 @@ def parse_locks(specs: tuple[str, ...]) -> dict[str, list[float] | None]:
     default=None,
     help="With --ops: method of the forward_dynamics kernel: articulated body (aba), mass "
     "matrix + LtDL solve (ltdl), or the cheaper (auto, the default); for a model with loop "
-    "joints, constraint embedding (embedded) or multipliers.",
+    "joints, constraint embedding (embedded) or multipliers, also the derivation of "
+    "constrained_forward_dynamics.",
 )
 @click.option(
     "--frame",

@@ -402,8 +402,9 @@ def reduced_solution(b: ProgramBuilder, tree: SymbolicTree, emb: EmbeddingMap,
                      tau: Sequence[Expr], f_ext: Sequence[Expr] | None = None
                      ) -> ReducedSolution:
     """The reduced equations 𝓜_R θ̈_R = Xᵀ(T − 𝒞 − 𝓜 Ẋθ̇_R) (Jain 2009, eq. 20: D_S =
-    X_S* 𝓜_S X_S, and the check of §2.7), with 𝓜 by composite bodies, 𝒞 + 𝓜 Ẋθ̇_R by
-    one Newton-Euler pass at θ̈ = Ẋθ̇_R and 𝓜_R by a dense LDLᵀ."""
+    X_S* 𝓜_S X_S, and the check of §2.7), with 𝓜 by composite bodies, 𝒞 by one
+    Newton-Euler pass at θ̈ = 0 (whose passes the loop bias shares), 𝓜 Ẋθ̇_R from 𝓜, and
+    𝓜_R by a dense LDLᵀ."""
     m = mass_matrix(b, tree)
     mx = _mass_times_x(b, tree, emb, m)
     m_r = _x_transposed_times(b, tree, emb, mx)
